@@ -1,0 +1,35 @@
+# zlink_deps.cmake — finds libuv (and Check for tests) as imported targets,
+# through pkg-config where it exists, else find_path/find_library (cross
+# builds point CMAKE_PREFIX_PATH at their dependency cache).
+find_package(PkgConfig QUIET)
+
+function(zlink_find_dep target pcname header libnames)
+  if(TARGET ${target})
+    return()
+  endif()
+  if(PKG_CONFIG_FOUND AND NOT CMAKE_CROSSCOMPILING)
+    pkg_check_modules(${target}_PC QUIET IMPORTED_TARGET ${pcname})
+    if(${target}_PC_FOUND)
+      add_library(${target} INTERFACE IMPORTED GLOBAL)
+      target_link_libraries(${target} INTERFACE PkgConfig::${target}_PC)
+      return()
+    endif()
+  endif()
+  find_path(${target}_INCLUDE ${header})
+  find_library(${target}_LIB NAMES ${libnames})
+  if(NOT ${target}_INCLUDE OR NOT ${target}_LIB)
+    message(FATAL_ERROR "zlink needs ${pcname} (${header}); install it (Debian: see ci/test.sh)")
+  endif()
+  add_library(${target} INTERFACE IMPORTED GLOBAL)
+  target_include_directories(${target} INTERFACE ${${target}_INCLUDE})
+  target_link_libraries(${target} INTERFACE ${${target}_LIB})
+endfunction()
+
+zlink_find_dep(zlink_dep_uv libuv uv.h "uv;uv_a;libuv")
+
+if(WIN32)
+  set(ZLINK_OS_LIBS ws2_32 mswsock iphlpapi userenv)
+else()
+  find_package(Threads REQUIRED)
+  set(ZLINK_OS_LIBS Threads::Threads)
+endif()

@@ -1,0 +1,276 @@
+/* zlink.h — the whole public API of zlink: a ZMTP 3.1 messaging library.
+ *
+ * Names and numeric values follow libzmq wherever libzmq has the same thing,
+ * so that include/zlink_zmq.h can map zmq_* names one to one. zlink's own
+ * options take numbers from 1000 up. Functions return 0 (or a count) on
+ * success, and -1 with errno set on failure. */
+#ifndef ZLINK_H_INCLUDED
+#define ZLINK_H_INCLUDED
+
+#include <errno.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#if defined(_WIN32)
+#include <winsock2.h>
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(ZLINK_STATIC)
+#define ZLINK_EXPORT
+#elif defined(_WIN32)
+#if defined(ZLINK_BUILDING)
+#define ZLINK_EXPORT __declspec(dllexport)
+#else
+#define ZLINK_EXPORT __declspec(dllimport)
+#endif
+#else
+#define ZLINK_EXPORT __attribute__((visibility("default")))
+#endif
+
+#define ZLINK_VERSION_MAJOR 0
+#define ZLINK_VERSION_MINOR 1
+#define ZLINK_VERSION_PATCH 0
+
+/* Errors. POSIX codes come from <errno.h>; these are libzmq's own. */
+#define ZLINK_HAUSNUMERO 156384712
+#ifndef ENOTSUP
+#define ENOTSUP (ZLINK_HAUSNUMERO + 1)
+#endif
+#ifndef EPROTONOSUPPORT
+#define EPROTONOSUPPORT (ZLINK_HAUSNUMERO + 2)
+#endif
+#ifndef ENOBUFS
+#define ENOBUFS (ZLINK_HAUSNUMERO + 3)
+#endif
+#ifndef ENETDOWN
+#define ENETDOWN (ZLINK_HAUSNUMERO + 4)
+#endif
+#ifndef EADDRINUSE
+#define EADDRINUSE (ZLINK_HAUSNUMERO + 5)
+#endif
+#ifndef EADDRNOTAVAIL
+#define EADDRNOTAVAIL (ZLINK_HAUSNUMERO + 6)
+#endif
+#ifndef ECONNREFUSED
+#define ECONNREFUSED (ZLINK_HAUSNUMERO + 7)
+#endif
+#ifndef EINPROGRESS
+#define EINPROGRESS (ZLINK_HAUSNUMERO + 8)
+#endif
+#ifndef ENOTSOCK
+#define ENOTSOCK (ZLINK_HAUSNUMERO + 9)
+#endif
+#ifndef EMSGSIZE
+#define EMSGSIZE (ZLINK_HAUSNUMERO + 10)
+#endif
+#ifndef EAFNOSUPPORT
+#define EAFNOSUPPORT (ZLINK_HAUSNUMERO + 11)
+#endif
+#ifndef ENETUNREACH
+#define ENETUNREACH (ZLINK_HAUSNUMERO + 12)
+#endif
+#ifndef ECONNABORTED
+#define ECONNABORTED (ZLINK_HAUSNUMERO + 13)
+#endif
+#ifndef ECONNRESET
+#define ECONNRESET (ZLINK_HAUSNUMERO + 14)
+#endif
+#ifndef ENOTCONN
+#define ENOTCONN (ZLINK_HAUSNUMERO + 15)
+#endif
+#ifndef ETIMEDOUT
+#define ETIMEDOUT (ZLINK_HAUSNUMERO + 16)
+#endif
+#ifndef EHOSTUNREACH
+#define EHOSTUNREACH (ZLINK_HAUSNUMERO + 17)
+#endif
+#ifndef ENETRESET
+#define ENETRESET (ZLINK_HAUSNUMERO + 18)
+#endif
+#define EFSM (ZLINK_HAUSNUMERO + 51)
+#define ENOCOMPATPROTO (ZLINK_HAUSNUMERO + 52)
+#define ETERM (ZLINK_HAUSNUMERO + 53)
+#define EMTHREAD (ZLINK_HAUSNUMERO + 54)
+
+ZLINK_EXPORT int zlink_errno(void);
+ZLINK_EXPORT const char *zlink_strerror(int errnum);
+ZLINK_EXPORT void zlink_version(int *major, int *minor, int *patch);
+/* 1 if the capability ("ipc", "tls", "ws", "curve", …) is built in. */
+ZLINK_EXPORT int zlink_has(const char *capability);
+
+/* Context. */
+#define ZLINK_IO_THREADS 1
+#define ZLINK_MAX_SOCKETS 2
+#define ZLINK_SOCKET_LIMIT 3
+#define ZLINK_MSG_T_SIZE 6
+#define ZLINK_IO_THREADS_DFLT 1
+#define ZLINK_MAX_SOCKETS_DFLT 1023
+
+ZLINK_EXPORT void *zlink_ctx_new(void);
+ZLINK_EXPORT int zlink_ctx_term(void *context);
+ZLINK_EXPORT int zlink_ctx_shutdown(void *context);
+ZLINK_EXPORT int zlink_ctx_set(void *context, int option, int optval);
+ZLINK_EXPORT int zlink_ctx_get(void *context, int option);
+
+/* Messages. */
+typedef struct zlink_msg_t {
+#if defined(_MSC_VER)
+    __declspec(align(8)) unsigned char _[64];
+#else
+    unsigned char _[64] __attribute__((aligned(8)));
+#endif
+} zlink_msg_t;
+
+typedef void(zlink_free_fn)(void *data, void *hint);
+
+ZLINK_EXPORT int zlink_msg_init(zlink_msg_t *msg);
+ZLINK_EXPORT int zlink_msg_init_size(zlink_msg_t *msg, size_t size);
+ZLINK_EXPORT int zlink_msg_init_data(zlink_msg_t *msg, void *data, size_t size,
+                                     zlink_free_fn *ffn, void *hint);
+ZLINK_EXPORT int zlink_msg_send(zlink_msg_t *msg, void *socket, int flags);
+ZLINK_EXPORT int zlink_msg_recv(zlink_msg_t *msg, void *socket, int flags);
+ZLINK_EXPORT int zlink_msg_close(zlink_msg_t *msg);
+ZLINK_EXPORT int zlink_msg_move(zlink_msg_t *dest, zlink_msg_t *src);
+ZLINK_EXPORT int zlink_msg_copy(zlink_msg_t *dest, zlink_msg_t *src);
+ZLINK_EXPORT void *zlink_msg_data(zlink_msg_t *msg);
+ZLINK_EXPORT size_t zlink_msg_size(const zlink_msg_t *msg);
+ZLINK_EXPORT int zlink_msg_more(const zlink_msg_t *msg);
+ZLINK_EXPORT int zlink_msg_get(const zlink_msg_t *msg, int property);
+
+/* Message properties for zlink_msg_get. */
+#define ZLINK_MORE 1
+#define ZLINK_SHARED 3
+
+/* Socket types. */
+#define ZLINK_PAIR 0
+#define ZLINK_PUB 1
+#define ZLINK_SUB 2
+#define ZLINK_DEALER 5
+#define ZLINK_ROUTER 6
+#define ZLINK_XPUB 9
+#define ZLINK_XSUB 10
+
+/* Socket options. */
+#define ZLINK_ROUTING_ID 5
+#define ZLINK_SUBSCRIBE 6
+#define ZLINK_UNSUBSCRIBE 7
+#define ZLINK_SNDBUF 11
+#define ZLINK_RCVBUF 12
+#define ZLINK_RCVMORE 13
+#define ZLINK_FD 14
+#define ZLINK_EVENTS 15
+#define ZLINK_TYPE 16
+#define ZLINK_LINGER 17
+#define ZLINK_RECONNECT_IVL 18
+#define ZLINK_BACKLOG 19
+#define ZLINK_RECONNECT_IVL_MAX 21
+#define ZLINK_MAXMSGSIZE 22
+#define ZLINK_SNDHWM 23
+#define ZLINK_RCVHWM 24
+#define ZLINK_RCVTIMEO 27
+#define ZLINK_SNDTIMEO 28
+#define ZLINK_LAST_ENDPOINT 32
+#define ZLINK_ROUTER_MANDATORY 33
+#define ZLINK_IMMEDIATE 39
+#define ZLINK_XPUB_VERBOSE 40
+#define ZLINK_IPV6 42
+#define ZLINK_CONNECT_ROUTING_ID 61
+#define ZLINK_HANDSHAKE_IVL 66
+#define ZLINK_XPUB_NODROP 69
+#define ZLINK_XPUB_MANUAL 71
+#define ZLINK_XPUB_WELCOME_MSG 72
+#define ZLINK_HEARTBEAT_IVL 75
+#define ZLINK_HEARTBEAT_TTL 76
+#define ZLINK_HEARTBEAT_TIMEOUT 77
+#define ZLINK_XPUB_VERBOSER 78
+
+/* Send/recv flags. */
+#define ZLINK_DONTWAIT 1
+#define ZLINK_SNDMORE 2
+
+/* Socket transport events, for zlink_socket_monitor. */
+#define ZLINK_EVENT_CONNECTED 0x0001
+#define ZLINK_EVENT_CONNECT_DELAYED 0x0002
+#define ZLINK_EVENT_CONNECT_RETRIED 0x0004
+#define ZLINK_EVENT_LISTENING 0x0008
+#define ZLINK_EVENT_BIND_FAILED 0x0010
+#define ZLINK_EVENT_ACCEPTED 0x0020
+#define ZLINK_EVENT_ACCEPT_FAILED 0x0040
+#define ZLINK_EVENT_CLOSED 0x0080
+#define ZLINK_EVENT_CLOSE_FAILED 0x0100
+#define ZLINK_EVENT_DISCONNECTED 0x0200
+#define ZLINK_EVENT_MONITOR_STOPPED 0x0400
+#define ZLINK_EVENT_ALL 0xFFFF
+#define ZLINK_EVENT_HANDSHAKE_FAILED_NO_DETAIL 0x0800
+#define ZLINK_EVENT_HANDSHAKE_SUCCEEDED 0x1000
+#define ZLINK_EVENT_HANDSHAKE_FAILED_PROTOCOL 0x2000
+#define ZLINK_EVENT_HANDSHAKE_FAILED_AUTH 0x4000
+
+/* Values reported with HANDSHAKE_FAILED_PROTOCOL. */
+#define ZLINK_PROTOCOL_ERROR_ZMTP_UNSPECIFIED 0x10000000
+#define ZLINK_PROTOCOL_ERROR_ZMTP_UNEXPECTED_COMMAND 0x10000001
+#define ZLINK_PROTOCOL_ERROR_ZMTP_INVALID_SEQUENCE 0x10000002
+#define ZLINK_PROTOCOL_ERROR_ZMTP_MALFORMED_COMMAND_UNSPECIFIED 0x10000011
+#define ZLINK_PROTOCOL_ERROR_ZMTP_MALFORMED_COMMAND_READY 0x10000016
+#define ZLINK_PROTOCOL_ERROR_ZMTP_INVALID_METADATA 0x10000018
+#define ZLINK_PROTOCOL_ERROR_ZMTP_MECHANISM_MISMATCH 0x11000002
+
+ZLINK_EXPORT void *zlink_socket(void *context, int type);
+ZLINK_EXPORT int zlink_close(void *socket);
+ZLINK_EXPORT int zlink_setsockopt(void *socket, int option, const void *optval,
+                                  size_t optvallen);
+ZLINK_EXPORT int zlink_getsockopt(void *socket, int option, void *optval,
+                                  size_t *optvallen);
+ZLINK_EXPORT int zlink_bind(void *socket, const char *endpoint);
+ZLINK_EXPORT int zlink_connect(void *socket, const char *endpoint);
+ZLINK_EXPORT int zlink_unbind(void *socket, const char *endpoint);
+ZLINK_EXPORT int zlink_disconnect(void *socket, const char *endpoint);
+ZLINK_EXPORT int zlink_send(void *socket, const void *buf, size_t len,
+                            int flags);
+ZLINK_EXPORT int zlink_send_const(void *socket, const void *buf, size_t len,
+                                  int flags);
+ZLINK_EXPORT int zlink_recv(void *socket, void *buf, size_t len, int flags);
+ZLINK_EXPORT int zlink_socket_monitor(void *socket, const char *endpoint,
+                                      int events);
+
+/* Polling. zlink_fd_t is the OS socket type. */
+#if defined(_WIN32)
+#if defined(_WIN64)
+typedef unsigned __int64 zlink_fd_t;
+#else
+typedef unsigned int zlink_fd_t;
+#endif
+#else
+typedef int zlink_fd_t;
+#endif
+
+#define ZLINK_POLLIN 1
+#define ZLINK_POLLOUT 2
+#define ZLINK_POLLERR 4
+#define ZLINK_POLLPRI 8
+
+typedef struct zlink_pollitem_t {
+    void *socket;
+    zlink_fd_t fd;
+    short events;
+    short revents;
+} zlink_pollitem_t;
+
+#define ZLINK_POLLITEMS_DFLT 16
+
+ZLINK_EXPORT int zlink_poll(zlink_pollitem_t *items, int nitems, long timeout);
+
+/* Forwards messages between two sockets (XSUB↔XPUB, ROUTER↔DEALER). */
+ZLINK_EXPORT int zlink_proxy(void *frontend, void *backend, void *capture);
+ZLINK_EXPORT int zlink_proxy_steerable(void *frontend, void *backend,
+                                       void *capture, void *control);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,160 @@
+/* zlink_zmq.h — zmq_* and ZMQ_* names mapped one to one onto zlink. */
+#ifndef ZLINK_ZMQ_H_INCLUDED
+#define ZLINK_ZMQ_H_INCLUDED
+
+#include "zlink.h"
+
+/* ZMQ_VERSION_* stay unmapped on purpose: code that checks for libzmq 4.x
+ * must not mistake zlink 0.x for an old libzmq. */
+
+/* Functions. */
+#define zmq_errno zlink_errno
+#define zmq_strerror zlink_strerror
+#define zmq_version zlink_version
+#define zmq_has zlink_has
+#define zmq_ctx_new zlink_ctx_new
+#define zmq_ctx_term zlink_ctx_term
+#define zmq_ctx_shutdown zlink_ctx_shutdown
+#define zmq_ctx_set zlink_ctx_set
+#define zmq_ctx_get zlink_ctx_get
+#define zmq_msg_init zlink_msg_init
+#define zmq_msg_init_size zlink_msg_init_size
+#define zmq_msg_init_data zlink_msg_init_data
+#define zmq_msg_send zlink_msg_send
+#define zmq_msg_recv zlink_msg_recv
+#define zmq_msg_close zlink_msg_close
+#define zmq_msg_move zlink_msg_move
+#define zmq_msg_copy zlink_msg_copy
+#define zmq_msg_data zlink_msg_data
+#define zmq_msg_size zlink_msg_size
+#define zmq_msg_more zlink_msg_more
+#define zmq_msg_get zlink_msg_get
+#define zmq_socket zlink_socket
+#define zmq_close zlink_close
+#define zmq_setsockopt zlink_setsockopt
+#define zmq_getsockopt zlink_getsockopt
+#define zmq_bind zlink_bind
+#define zmq_connect zlink_connect
+#define zmq_unbind zlink_unbind
+#define zmq_disconnect zlink_disconnect
+#define zmq_send zlink_send
+#define zmq_send_const zlink_send_const
+#define zmq_recv zlink_recv
+#define zmq_socket_monitor zlink_socket_monitor
+#define zmq_poll zlink_poll
+#define zmq_proxy zlink_proxy
+#define zmq_proxy_steerable zlink_proxy_steerable
+
+/* Types: macros rather than typedefs, so "struct zmq_msg_t" works too. */
+#define zmq_msg_t zlink_msg_t
+#define zmq_pollitem_t zlink_pollitem_t
+#define zmq_fd_t zlink_fd_t
+#define zmq_free_fn zlink_free_fn
+
+/* Errors: the base of libzmq's own errno values (EFSM, ETERM, ... keep
+ * their names in both libraries). */
+#define ZMQ_HAUSNUMERO ZLINK_HAUSNUMERO
+
+/* Context options. */
+#define ZMQ_IO_THREADS ZLINK_IO_THREADS
+#define ZMQ_MAX_SOCKETS ZLINK_MAX_SOCKETS
+#define ZMQ_SOCKET_LIMIT ZLINK_SOCKET_LIMIT
+#define ZMQ_MSG_T_SIZE ZLINK_MSG_T_SIZE
+#define ZMQ_IO_THREADS_DFLT ZLINK_IO_THREADS_DFLT
+#define ZMQ_MAX_SOCKETS_DFLT ZLINK_MAX_SOCKETS_DFLT
+
+/* Message properties. */
+#define ZMQ_MORE ZLINK_MORE
+#define ZMQ_SHARED ZLINK_SHARED
+
+/* Socket types. */
+#define ZMQ_PAIR ZLINK_PAIR
+#define ZMQ_PUB ZLINK_PUB
+#define ZMQ_SUB ZLINK_SUB
+#define ZMQ_DEALER ZLINK_DEALER
+#define ZMQ_ROUTER ZLINK_ROUTER
+#define ZMQ_XPUB ZLINK_XPUB
+#define ZMQ_XSUB ZLINK_XSUB
+
+/* Socket options. */
+#define ZMQ_ROUTING_ID ZLINK_ROUTING_ID
+#define ZMQ_SUBSCRIBE ZLINK_SUBSCRIBE
+#define ZMQ_UNSUBSCRIBE ZLINK_UNSUBSCRIBE
+#define ZMQ_SNDBUF ZLINK_SNDBUF
+#define ZMQ_RCVBUF ZLINK_RCVBUF
+#define ZMQ_RCVMORE ZLINK_RCVMORE
+#define ZMQ_FD ZLINK_FD
+#define ZMQ_EVENTS ZLINK_EVENTS
+#define ZMQ_TYPE ZLINK_TYPE
+#define ZMQ_LINGER ZLINK_LINGER
+#define ZMQ_RECONNECT_IVL ZLINK_RECONNECT_IVL
+#define ZMQ_BACKLOG ZLINK_BACKLOG
+#define ZMQ_RECONNECT_IVL_MAX ZLINK_RECONNECT_IVL_MAX
+#define ZMQ_MAXMSGSIZE ZLINK_MAXMSGSIZE
+#define ZMQ_SNDHWM ZLINK_SNDHWM
+#define ZMQ_RCVHWM ZLINK_RCVHWM
+#define ZMQ_RCVTIMEO ZLINK_RCVTIMEO
+#define ZMQ_SNDTIMEO ZLINK_SNDTIMEO
+#define ZMQ_LAST_ENDPOINT ZLINK_LAST_ENDPOINT
+#define ZMQ_ROUTER_MANDATORY ZLINK_ROUTER_MANDATORY
+#define ZMQ_IMMEDIATE ZLINK_IMMEDIATE
+#define ZMQ_XPUB_VERBOSE ZLINK_XPUB_VERBOSE
+#define ZMQ_IPV6 ZLINK_IPV6
+#define ZMQ_CONNECT_ROUTING_ID ZLINK_CONNECT_ROUTING_ID
+#define ZMQ_HANDSHAKE_IVL ZLINK_HANDSHAKE_IVL
+#define ZMQ_XPUB_NODROP ZLINK_XPUB_NODROP
+#define ZMQ_XPUB_MANUAL ZLINK_XPUB_MANUAL
+#define ZMQ_XPUB_WELCOME_MSG ZLINK_XPUB_WELCOME_MSG
+#define ZMQ_HEARTBEAT_IVL ZLINK_HEARTBEAT_IVL
+#define ZMQ_HEARTBEAT_TTL ZLINK_HEARTBEAT_TTL
+#define ZMQ_HEARTBEAT_TIMEOUT ZLINK_HEARTBEAT_TIMEOUT
+#define ZMQ_XPUB_VERBOSER ZLINK_XPUB_VERBOSER
+
+/* Send/recv flags. */
+#define ZMQ_DONTWAIT ZLINK_DONTWAIT
+#define ZMQ_SNDMORE ZLINK_SNDMORE
+
+/* Socket monitor events. */
+#define ZMQ_EVENT_CONNECTED ZLINK_EVENT_CONNECTED
+#define ZMQ_EVENT_CONNECT_DELAYED ZLINK_EVENT_CONNECT_DELAYED
+#define ZMQ_EVENT_CONNECT_RETRIED ZLINK_EVENT_CONNECT_RETRIED
+#define ZMQ_EVENT_LISTENING ZLINK_EVENT_LISTENING
+#define ZMQ_EVENT_BIND_FAILED ZLINK_EVENT_BIND_FAILED
+#define ZMQ_EVENT_ACCEPTED ZLINK_EVENT_ACCEPTED
+#define ZMQ_EVENT_ACCEPT_FAILED ZLINK_EVENT_ACCEPT_FAILED
+#define ZMQ_EVENT_CLOSED ZLINK_EVENT_CLOSED
+#define ZMQ_EVENT_CLOSE_FAILED ZLINK_EVENT_CLOSE_FAILED
+#define ZMQ_EVENT_DISCONNECTED ZLINK_EVENT_DISCONNECTED
+#define ZMQ_EVENT_MONITOR_STOPPED ZLINK_EVENT_MONITOR_STOPPED
+#define ZMQ_EVENT_ALL ZLINK_EVENT_ALL
+#define ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL                                   \
+    ZLINK_EVENT_HANDSHAKE_FAILED_NO_DETAIL
+#define ZMQ_EVENT_HANDSHAKE_SUCCEEDED ZLINK_EVENT_HANDSHAKE_SUCCEEDED
+#define ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL                                    \
+    ZLINK_EVENT_HANDSHAKE_FAILED_PROTOCOL
+#define ZMQ_EVENT_HANDSHAKE_FAILED_AUTH ZLINK_EVENT_HANDSHAKE_FAILED_AUTH
+
+/* Values reported with ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL. */
+#define ZMQ_PROTOCOL_ERROR_ZMTP_UNSPECIFIED                                    \
+    ZLINK_PROTOCOL_ERROR_ZMTP_UNSPECIFIED
+#define ZMQ_PROTOCOL_ERROR_ZMTP_UNEXPECTED_COMMAND                             \
+    ZLINK_PROTOCOL_ERROR_ZMTP_UNEXPECTED_COMMAND
+#define ZMQ_PROTOCOL_ERROR_ZMTP_INVALID_SEQUENCE                               \
+    ZLINK_PROTOCOL_ERROR_ZMTP_INVALID_SEQUENCE
+#define ZMQ_PROTOCOL_ERROR_ZMTP_MALFORMED_COMMAND_UNSPECIFIED                  \
+    ZLINK_PROTOCOL_ERROR_ZMTP_MALFORMED_COMMAND_UNSPECIFIED
+#define ZMQ_PROTOCOL_ERROR_ZMTP_MALFORMED_COMMAND_READY                        \
+    ZLINK_PROTOCOL_ERROR_ZMTP_MALFORMED_COMMAND_READY
+#define ZMQ_PROTOCOL_ERROR_ZMTP_INVALID_METADATA                               \
+    ZLINK_PROTOCOL_ERROR_ZMTP_INVALID_METADATA
+#define ZMQ_PROTOCOL_ERROR_ZMTP_MECHANISM_MISMATCH                             \
+    ZLINK_PROTOCOL_ERROR_ZMTP_MECHANISM_MISMATCH
+
+/* Polling. */
+#define ZMQ_POLLIN ZLINK_POLLIN
+#define ZMQ_POLLOUT ZLINK_POLLOUT
+#define ZMQ_POLLERR ZLINK_POLLERR
+#define ZMQ_POLLPRI ZLINK_POLLPRI
+#define ZMQ_POLLITEMS_DFLT ZLINK_POLLITEMS_DFLT
+
+#endif

@@ -1,0 +1,147 @@
+/* backend.h — the completion contract between src/core and the one OS backend
+ * compiled into this build (epoll, kqueue or iocp). The only backend header
+ * that core includes. See DESIGN.md §3.
+ *
+ * Threading: a zl_loop is driven by one thread (its I/O thread). Every call
+ * below that takes a loop, handle, listener or op must be made on that thread,
+ * except zl_loop_wake (any thread) and zl_listener_open (any thread, before
+ * the first accept). zl_signaler and zl_os_poll are free-standing.
+ *
+ * Completions: every submitted op completes exactly once, with
+ * (status, bytes), from inside zl_loop_run_once on the loop's thread, never
+ * inside the call that submitted it. status is 0 or a negative errno value
+ * (-ECONNRESET, …), ZL_ECANCELED after cancel/close, ZL_EOF when the peer
+ * closed its side. The owner keeps the op, buffers and iovecs alive until
+ * the op has completed. */
+#ifndef ZL_BACKEND_H
+#define ZL_BACKEND_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "os_types.h"
+
+#define ZL_EOF (-4095)
+#define ZL_ECANCELED (-4094)
+
+typedef struct zl_loop zl_loop;
+typedef struct zl_handle zl_handle;
+typedef struct zl_listener zl_listener;
+typedef struct zl_op zl_op;
+typedef struct zl_timer zl_timer;
+typedef struct zl_signaler zl_signaler;
+
+/* Same fields as POSIX struct iovec; the backend converts where the OS
+ * differs (WSABUF). */
+typedef struct zl_iovec {
+    void *base;
+    size_t len;
+} zl_iovec;
+
+typedef void (*zl_op_cb)(zl_op *op, int status, size_t bytes);
+typedef void (*zl_timer_cb)(zl_timer *timer);
+typedef void (*zl_wake_cb)(void *arg);
+
+/* Per-backend private parts: struct zl_op_impl, struct zl_signaler. */
+#include "backend_impl.h"
+
+/* An asynchronous request. Embedded by its owner; cb and data are the
+ * owner's, the rest is filled in by the backend. */
+struct zl_op {
+    zl_op_cb cb;
+    void *data;
+    zl_handle *accepted; /* result of zl_listener_accept */
+    struct zl_op_impl impl;
+};
+
+/* A timer owned by the loop. Embedded by its owner; zero-initialise. */
+struct zl_timer {
+    zl_timer_cb cb;
+    void *data;
+    uint64_t due_ms;
+    size_t heap_index; /* 0 = not armed */
+};
+
+/* ---- loop ---- */
+int zl_loop_create(zl_loop **out, zl_wake_cb on_wake, void *wake_arg);
+void zl_loop_destroy(zl_loop *loop);
+/* Waits up to timeout_ms (-1: until something happens) for completions, a
+ * wake or a due timer, then dispatches completed ops, the wake callback (once
+ * per coalesced wake) and due timers. Returns the number of callbacks run. */
+int zl_loop_run_once(zl_loop *loop, int timeout_ms);
+/* Thread-safe; many wakes before the next run_once make one callback. */
+void zl_loop_wake(zl_loop *loop);
+/* Monotonic milliseconds. */
+uint64_t zl_loop_now(zl_loop *loop);
+void zl_timer_start(zl_loop *loop, zl_timer *timer, uint64_t after_ms);
+void zl_timer_stop(zl_loop *loop, zl_timer *timer);
+int zl_timer_active(const zl_timer *timer);
+
+/* ---- connected streams ---- */
+/* Reads up to len bytes. Completes with bytes > 0, or status ZL_EOF / error.
+ * Only one read and one write may be pending per handle. */
+void zl_handle_read(zl_handle *h, zl_op *op, void *buf, size_t len);
+/* Writes all iovecs (n may exceed the OS limit; the backend continues).
+ * Completes when every byte is written (bytes = total), or with an error. */
+void zl_handle_write(zl_handle *h, zl_op *op, const zl_iovec *iov, int n);
+/* Every pending op completes with ZL_ECANCELED. */
+void zl_handle_cancel(zl_handle *h);
+/* Cancels pending ops and closes the socket. The handle memory is released
+ * by the backend after the cancelled completions have run; the owner must
+ * not touch h after this call. */
+void zl_handle_close(zl_handle *h);
+/* Starts a non-blocking connect and returns the handle at once (NULL and
+ * *err set when the socket could not even be created). op completes with 0
+ * when connected. On failure the owner still closes the handle. */
+zl_handle *zl_handle_connect(zl_loop *loop, const zl_addr *addr, zl_op *op,
+                             int *err);
+/* SO_SNDBUF / SO_RCVBUF (0 = leave the OS default). TCP_NODELAY is always
+ * set on TCP handles by the backend. */
+void zl_handle_set_buffers(zl_handle *h, int sndbuf, int rcvbuf);
+/* The peer's address, as "tcp://1.2.3.4:5" fits; 0 or -errno. */
+int zl_handle_peer_addr(zl_handle *h, zl_addr *out);
+
+/* ---- listeners ---- */
+/* Creates, binds and listens (SO_REUSEADDR on TCP, IPV6_V6ONLY off when
+ * ipv6 is set for a wildcard IPv6 address). 0 or -errno. */
+int zl_listener_open(zl_loop *loop, const zl_addr *addr, int backlog,
+                     zl_listener **out);
+int zl_listener_local_addr(zl_listener *l, zl_addr *out);
+/* Completes with op->accepted set to a new handle on this loop. */
+void zl_listener_accept(zl_listener *l, zl_op *op);
+/* Cancels the pending accept (ZL_ECANCELED) and closes; memory released
+ * after that completion has run. */
+void zl_listener_close(zl_listener *l);
+
+/* ---- signaler: a pollable OS handle that one thread can wait on ----
+ * (eventfd on Linux). Used for socket mailboxes and ZLINK_FD. */
+int zl_signaler_init(zl_signaler *s);
+void zl_signaler_close(zl_signaler *s);
+/* Thread-safe. */
+void zl_signaler_send(zl_signaler *s);
+/* 0 when signalled, -EAGAIN after timeout_ms (-1: forever), -EINTR. Does not
+ * consume the signal. */
+int zl_signaler_wait(zl_signaler *s, int timeout_ms);
+/* Consumes any pending signal; never blocks. */
+void zl_signaler_reset(zl_signaler *s);
+zl_os_socket zl_signaler_fd(const zl_signaler *s);
+
+/* ---- polling OS sockets (zlink_poll) ---- */
+#define ZL_OS_POLLIN 1
+#define ZL_OS_POLLOUT 2
+#define ZL_OS_POLLERR 4
+typedef struct zl_os_pollfd {
+    zl_os_socket fd;
+    short events;
+    short revents;
+} zl_os_pollfd;
+/* Number of ready entries, 0 on timeout, or -errno. timeout_ms -1 = forever. */
+int zl_os_poll(zl_os_pollfd *fds, int n, int timeout_ms);
+
+/* ---- process-wide set-up (WSAStartup on Windows), refcounted ---- */
+int zl_backend_global_init(void);
+void zl_backend_global_term(void);
+/* Backend name: "epoll", "kqueue" or "iocp". */
+const char *zl_backend_name(void);
+
+#endif

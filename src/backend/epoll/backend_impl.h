@@ -1,0 +1,36 @@
+/* backend_impl.h — the epoll backend's parts of the public backend types:
+ * the private state of an op and the eventfd signaler. Included by
+ * backend.h after its typedefs. */
+#ifndef ZL_EPOLL_BACKEND_IMPL_H
+#define ZL_EPOLL_BACKEND_IMPL_H
+
+#include <stddef.h>
+
+struct zl_epoll_io;
+
+/* What the backend needs to finish an op later: the request, how far a write
+ * got, and the result while it waits in the loop's completion queue. */
+struct zl_op_impl {
+    zl_op *next;            /* completion queue link */
+    struct zl_epoll_io *io; /* handle or listener the op was submitted on */
+    size_t bytes;           /* written so far, then the result */
+    int status;
+    union {
+        struct {
+            void *buf;
+            size_t len;
+        } read;
+        struct {
+            const zl_iovec *iov; /* the owner's array, never modified */
+            int count;
+            int index;     /* first iovec not fully written */
+            size_t offset; /* bytes of iov[index] already written */
+        } write;
+    } req;
+};
+
+struct zl_signaler {
+    int fd; /* eventfd */
+};
+
+#endif

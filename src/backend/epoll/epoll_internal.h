@@ -1,0 +1,104 @@
+/* epoll_internal.h — the structures and cross-file calls of the epoll backend
+ * (loop, handle, listener). Private to src/backend/epoll. */
+#ifndef ZL_EPOLL_INTERNAL_H
+#define ZL_EPOLL_INTERNAL_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/epoll.h>
+
+#include "backend.h"
+#include "timer_heap.h"
+
+enum { ZL_EPOLL_MAX_EVENTS = 256 };
+
+/* Intrusive circular list; a list is its sentinel node. A node that is in no
+ * list points at itself, which makes removal idempotent. */
+struct zl_epoll_link {
+    struct zl_epoll_link *prev;
+    struct zl_epoll_link *next;
+};
+
+enum zl_epoll_kind { ZL_EPOLL_HANDLE, ZL_EPOLL_LISTENER };
+
+/* The part handles and listeners share; epoll events and queued completions
+ * point at it. First member of both, so it is also what gets freed. */
+struct zl_epoll_io {
+    zl_loop *loop;
+    struct zl_epoll_link link; /* ready list while open, closing list after */
+    int fd;
+    uint32_t refs; /* the owner's, plus one per queued completion */
+    uint8_t kind;
+    bool registered; /* added to the epoll set */
+    bool readable;   /* an EPOLLIN edge came and the input is not drained */
+    bool closed;
+};
+
+struct zl_handle {
+    struct zl_epoll_io io;
+    zl_op *read_op;
+    zl_op *write_op; /* the connect op while connecting */
+    bool writable;   /* no EAGAIN or partial write since the last EPOLLOUT */
+    /* RDHUP, HUP or ERR seen: no further EPOLLIN edge will come, so a short
+     * read must not mark the input drained or EOF would never be read. */
+    bool input_ended;
+    bool connecting;
+};
+
+struct zl_listener {
+    struct zl_epoll_io io;
+    zl_op *accept_op;
+    int family; /* of the accepted sockets */
+};
+
+struct zl_loop {
+    int epoll_fd;
+    int wake_fd; /* eventfd; its epoll data.ptr is NULL */
+    atomic_bool wake_pending;
+    zl_wake_cb on_wake;
+    void *wake_arg;
+    struct zl_epoll_link ready;   /* ios whose pending op can proceed now */
+    struct zl_epoll_link closing; /* closed ios waiting for their completions */
+    zl_op *completed_head;        /* FIFO of finished ops not yet dispatched */
+    zl_op *completed_tail;
+    struct zl_timer_heap timers;
+    struct epoll_event events[ZL_EPOLL_MAX_EVENTS];
+};
+
+/* loop.c */
+/* Fills the shared part of a new handle or listener: one reference, the
+ * owner's, and in no list. */
+void zl_epoll_io_init(struct zl_epoll_io *io, zl_loop *loop, int fd,
+                      enum zl_epoll_kind kind);
+/* Queues op's completion for the next dispatch; holds io until then. */
+void zl_epoll_complete(struct zl_epoll_io *io, zl_op *op, int status,
+                       size_t bytes);
+/* Puts io at the tail of the ready list (no-op when already there). */
+void zl_epoll_ready_push(struct zl_epoll_io *io);
+void zl_epoll_ready_remove(struct zl_epoll_io *io);
+/* Adds io to the epoll set, edge-triggered. 0 or -errno. */
+int zl_epoll_register(struct zl_epoll_io *io);
+/* Leaves the epoll set, closes the fd and drops the owner's reference. */
+void zl_epoll_io_close(struct zl_epoll_io *io);
+
+/* handle.c */
+/* A handle for a connected (or connecting) socket, holding the owner's
+ * reference; not yet registered. NULL when out of memory. */
+zl_handle *zl_epoll_handle_new(zl_loop *loop, int fd);
+void zl_epoll_handle_event(zl_handle *h, uint32_t events);
+/* TCP_NODELAY on TCP sockets; a no-op for other families. */
+void zl_epoll_set_nodelay(int fd, int family);
+
+/* read.c: the pending read of a handle on the ready list. */
+void zl_epoll_read_ready(zl_handle *h);
+/* write.c: continues the pending write after EPOLLOUT. */
+void zl_epoll_write_ready(zl_handle *h);
+/* connect.c: finishes the pending connect after EPOLLOUT. */
+void zl_epoll_connect_ready(zl_handle *h);
+
+/* listener.c */
+void zl_epoll_listener_event(zl_listener *l, uint32_t events);
+void zl_epoll_listener_ready(zl_listener *l);
+
+#endif

@@ -1,0 +1,287 @@
+/* loop.c — the epoll loop: waiting, the ready list, the deferred completion
+ * queue, the coalesced eventfd wake, and the order of a run_once pass. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include "epoll_internal.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <sys/eventfd.h>
+#include <time.h>
+#include <unistd.h>
+
+static void link_init(struct zl_epoll_link *node)
+{
+    node->prev = node;
+    node->next = node;
+}
+
+static bool link_linked(const struct zl_epoll_link *node)
+{
+    return node->next != node;
+}
+
+static void link_remove(struct zl_epoll_link *node)
+{
+    node->prev->next = node->next;
+    node->next->prev = node->prev;
+    link_init(node);
+}
+
+static void link_append(struct zl_epoll_link *list, struct zl_epoll_link *node)
+{
+    node->prev = list->prev;
+    node->next = list;
+    list->prev->next = node;
+    list->prev = node;
+}
+
+static struct zl_epoll_io *io_of(struct zl_epoll_link *node)
+{
+    return (struct zl_epoll_io *)((char *)node -
+                                  offsetof(struct zl_epoll_io, link));
+}
+
+/* ---- references, closing ---- */
+
+void zl_epoll_io_init(struct zl_epoll_io *io, zl_loop *loop, int fd,
+                      enum zl_epoll_kind kind)
+{
+    *io = (struct zl_epoll_io){
+        .loop = loop, .fd = fd, .refs = 1, .kind = (uint8_t)kind};
+    link_init(&io->link);
+}
+
+static void io_unref(struct zl_epoll_io *io)
+{
+    if (--io->refs > 0)
+        return;
+    link_remove(&io->link);
+    free(io);
+}
+
+void zl_epoll_io_close(struct zl_epoll_io *io)
+{
+    zl_epoll_ready_remove(io);
+    if (io->registered)
+        epoll_ctl(io->loop->epoll_fd, EPOLL_CTL_DEL, io->fd, NULL);
+    close(io->fd);
+    io->fd = -1;
+    io->registered = false;
+    io->closed = true;
+    /* Kept on the closing list so that zl_loop_destroy can free it even if
+     * its cancelled completions are never dispatched. */
+    link_append(&io->loop->closing, &io->link);
+    io_unref(io);
+}
+
+int zl_epoll_register(struct zl_epoll_io *io)
+{
+    struct epoll_event ev = {.data.ptr = io};
+    ev.events = EPOLLET | EPOLLIN;
+    if (io->kind == ZL_EPOLL_HANDLE)
+        ev.events |= EPOLLOUT | EPOLLRDHUP;
+    if (epoll_ctl(io->loop->epoll_fd, EPOLL_CTL_ADD, io->fd, &ev) != 0)
+        return -errno;
+    io->registered = true;
+    return 0;
+}
+
+/* ---- ready list ---- */
+
+void zl_epoll_ready_push(struct zl_epoll_io *io)
+{
+    if (!link_linked(&io->link))
+        link_append(&io->loop->ready, &io->link);
+}
+
+void zl_epoll_ready_remove(struct zl_epoll_io *io)
+{
+    if (!io->closed)
+        link_remove(&io->link);
+}
+
+/* Only the ios that were ready when the pass began: one that becomes ready
+ * again (a refilled buffer, an EINTR) waits for the next pass, behind the
+ * others, so one busy peer cannot starve the rest. */
+static void run_ready(zl_loop *loop)
+{
+    struct zl_epoll_link batch;
+    if (!link_linked(&loop->ready))
+        return;
+    batch.next = loop->ready.next;
+    batch.prev = loop->ready.prev;
+    batch.next->prev = &batch;
+    batch.prev->next = &batch;
+    link_init(&loop->ready);
+    while (link_linked(&batch)) {
+        struct zl_epoll_io *io = io_of(batch.next);
+        link_remove(&io->link);
+        if (io->kind == ZL_EPOLL_HANDLE)
+            zl_epoll_read_ready((zl_handle *)io);
+        else
+            zl_epoll_listener_ready((zl_listener *)io);
+    }
+}
+
+/* ---- completion queue ---- */
+
+void zl_epoll_complete(struct zl_epoll_io *io, zl_op *op, int status,
+                       size_t bytes)
+{
+    zl_loop *loop = io->loop;
+    op->impl.io = io;
+    op->impl.status = status;
+    op->impl.bytes = bytes;
+    op->impl.next = NULL;
+    io->refs++;
+    if (loop->completed_tail)
+        loop->completed_tail->impl.next = op;
+    else
+        loop->completed_head = op;
+    loop->completed_tail = op;
+}
+
+/* Runs the completions queued before this call. Those queued by the
+ * callbacks themselves wait for the next pass, so a callback never runs
+ * inside another one. */
+static int dispatch_completions(zl_loop *loop)
+{
+    zl_op *op = loop->completed_head;
+    int ran = 0;
+    loop->completed_head = NULL;
+    loop->completed_tail = NULL;
+    while (op) {
+        /* The callback may resubmit or free the op: read it first. */
+        zl_op *next = op->impl.next;
+        struct zl_epoll_io *io = op->impl.io;
+        op->cb(op, op->impl.status, op->impl.bytes);
+        io_unref(io);
+        ran++;
+        op = next;
+    }
+    return ran;
+}
+
+/* ---- wake ---- */
+
+void zl_loop_wake(zl_loop *loop)
+{
+    /* Only the first wake since the loop last ran on_wake costs a syscall. */
+    if (atomic_exchange(&loop->wake_pending, true))
+        return;
+    uint64_t one = 1;
+    while (write(loop->wake_fd, &one, sizeof one) < 0 && errno == EINTR)
+        ;
+}
+
+static void drain_wake_fd(zl_loop *loop)
+{
+    uint64_t count;
+    while (read(loop->wake_fd, &count, sizeof count) < 0 && errno == EINTR)
+        ;
+}
+
+static int run_wake(zl_loop *loop)
+{
+    /* Cleared before the callback (and after the eventfd was drained), so a
+     * wake that races with on_wake writes the eventfd again. The exchange
+     * also acquires whatever the waking thread published before waking. */
+    if (!atomic_load_explicit(&loop->wake_pending, memory_order_relaxed) ||
+        !atomic_exchange(&loop->wake_pending, false) || !loop->on_wake)
+        return 0;
+    loop->on_wake(loop->wake_arg);
+    return 1;
+}
+
+/* ---- loop ---- */
+
+int zl_loop_create(zl_loop **out, zl_wake_cb on_wake, void *wake_arg)
+{
+    zl_loop *loop = calloc(1, sizeof *loop);
+    if (!loop)
+        return -ENOMEM;
+    loop->epoll_fd = epoll_create1(EPOLL_CLOEXEC);
+    loop->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    struct epoll_event ev = {.events = EPOLLIN, .data.ptr = NULL};
+    if (loop->epoll_fd < 0 || loop->wake_fd < 0 ||
+        epoll_ctl(loop->epoll_fd, EPOLL_CTL_ADD, loop->wake_fd, &ev) != 0) {
+        int err = -errno;
+        if (loop->epoll_fd >= 0)
+            close(loop->epoll_fd);
+        if (loop->wake_fd >= 0)
+            close(loop->wake_fd);
+        free(loop);
+        return err;
+    }
+    atomic_init(&loop->wake_pending, false);
+    loop->on_wake = on_wake;
+    loop->wake_arg = wake_arg;
+    link_init(&loop->ready);
+    link_init(&loop->closing);
+    zl_timer_heap_init(&loop->timers);
+    *out = loop;
+    return 0;
+}
+
+void zl_loop_destroy(zl_loop *loop)
+{
+    /* Ops still queued are dropped unseen (their owners may be gone); the
+     * closed handles they kept alive are freed here instead. */
+    while (link_linked(&loop->closing)) {
+        struct zl_epoll_io *io = io_of(loop->closing.next);
+        link_remove(&io->link);
+        free(io);
+    }
+    zl_timer_heap_destroy(&loop->timers);
+    close(loop->wake_fd);
+    close(loop->epoll_fd);
+    free(loop);
+}
+
+uint64_t zl_loop_now(zl_loop *loop)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+struct zl_timer_heap *zl_backend_timer_heap(zl_loop *loop)
+{
+    return &loop->timers;
+}
+
+static int wait_timeout(zl_loop *loop, int timeout_ms)
+{
+    if (loop->completed_head || link_linked(&loop->ready))
+        return 0;
+    return zl_timer_heap_timeout(&loop->timers, zl_loop_now(loop), timeout_ms);
+}
+
+static void process_events(zl_loop *loop, int count)
+{
+    for (int i = 0; i < count; i++) {
+        struct epoll_event *ev = &loop->events[i];
+        struct zl_epoll_io *io = ev->data.ptr;
+        if (!io)
+            drain_wake_fd(loop);
+        else if (io->kind == ZL_EPOLL_HANDLE)
+            zl_epoll_handle_event((zl_handle *)io, ev->events);
+        else
+            zl_epoll_listener_event((zl_listener *)io, ev->events);
+    }
+}
+
+int zl_loop_run_once(zl_loop *loop, int timeout_ms)
+{
+    int count = epoll_wait(loop->epoll_fd, loop->events, ZL_EPOLL_MAX_EVENTS,
+                           wait_timeout(loop, timeout_ms));
+    if (count > 0)
+        process_events(loop, count);
+    run_ready(loop);
+    int ran = dispatch_completions(loop);
+    ran += run_wake(loop);
+    ran += zl_timer_heap_run(&loop->timers, zl_loop_now(loop));
+    return ran;
+}

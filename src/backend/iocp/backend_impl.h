@@ -1,0 +1,49 @@
+/* backend_impl.h — the IOCP backend's parts of the public backend types: the
+ * op's OVERLAPPED and continuation state, and the loopback-socket signaler.
+ * Included by backend.h after its typedefs. */
+#ifndef ZL_IOCP_BACKEND_IMPL_H
+#define ZL_IOCP_BACKEND_IMPL_H
+
+#include <stddef.h>
+#include <winsock2.h>
+
+/* Called on the loop thread when the kernel (or the deferred list) reports
+ * the op's current step done; decides whether the op continues or completes.
+ * Returns the number of owner callbacks it ran (0 or 1). */
+typedef int (*zl_iocp_step_fn)(zl_op *op, int status, size_t bytes);
+
+struct zl_op_impl {
+    OVERLAPPED overlapped; /* the port hands this back; see zl_iocp_op_of */
+    zl_iocp_step_fn step;
+    void *owner;  /* zl_handle or zl_listener the op was submitted on */
+    zl_op *next;  /* deferred list link */
+    int status;   /* result of a step that finished inside its submitting */
+    size_t bytes; /* call, kept until the loop dispatches it */
+    unsigned char cancelled; /* cancel/close came first: report ZL_ECANCELED */
+    unsigned char probing;   /* a read's zero-byte readiness probe is posted */
+    union {
+        struct {
+            void *buf;
+            size_t len;
+        } read;
+        struct {
+            const zl_iovec *iov; /* the owner's array, never modified */
+            int count;
+            int index;     /* first iovec not fully written */
+            size_t offset; /* bytes of iov[index] already written */
+            size_t done;   /* bytes written by earlier WSASend calls */
+        } write;
+        struct {
+            SOCKET socket; /* pre-created socket AcceptEx fills */
+        } accept;
+    } req;
+};
+
+/* A connected loopback TCP pair: ZLINK_FD must be a SOCKET an application
+ * can hand to select/WSAPoll, and Windows has no eventfd. */
+struct zl_signaler {
+    SOCKET read_end;  /* readable while signalled; returned by zl_signaler_fd */
+    SOCKET write_end; /* one byte per zl_signaler_send */
+};
+
+#endif

@@ -1,0 +1,65 @@
+/* iocp_poll.c — zl_os_poll on Windows: WSAPoll over the application's own
+ * sockets for zlink_poll.
+ *
+ * Not the I/O path: zlink_poll waits on an application thread for raw OS
+ * sockets the user passed in (and on signaler sockets), which were never
+ * attached to a zlink completion port. zlink's connections are driven only
+ * by the I/O threads' completion ports. */
+#include "iocp.h"
+
+#include <stdlib.h>
+
+static short to_wsapoll(short events)
+{
+    /* WSAPoll rejects POLLPRI and POLLRDBAND on some stacks; ask for normal
+     * data only. */
+    short out = 0;
+    if (events & ZL_OS_POLLIN)
+        out |= POLLRDNORM;
+    if (events & ZL_OS_POLLOUT)
+        out |= POLLWRNORM;
+    return out;
+}
+
+static short from_wsapoll(short revents)
+{
+    /* As libzmq's zmq_poll: a hang-up or error is ZL_OS_POLLERR, and a read
+     * then sees it. */
+    short out = 0;
+    if (revents & (POLLRDNORM | POLLHUP))
+        out |= ZL_OS_POLLIN;
+    if (revents & POLLWRNORM)
+        out |= ZL_OS_POLLOUT;
+    if (revents & ~(POLLRDNORM | POLLWRNORM))
+        out |= ZL_OS_POLLERR;
+    return out;
+}
+
+int zl_os_poll(zl_os_pollfd *fds, int n, int timeout_ms)
+{
+    if (n <= 0) {
+        /* WSAPoll refuses an empty set; zlink_poll with no sockets is a
+         * sleep, as poll() makes it on POSIX. */
+        Sleep(timeout_ms < 0 ? INFINITE : (DWORD)timeout_ms);
+        return 0;
+    }
+    WSAPOLLFD stack_fds[16];
+    WSAPOLLFD *pfds = n <= 16 ? stack_fds : malloc(n * sizeof *pfds);
+    if (pfds == NULL)
+        return -ENOMEM;
+    for (int i = 0; i < n; i++) {
+        pfds[i].fd = fds[i].fd;
+        pfds[i].events = to_wsapoll(fds[i].events);
+        pfds[i].revents = 0;
+    }
+    int rc = WSAPoll(pfds, (ULONG)n, timeout_ms < 0 ? -1 : timeout_ms);
+    if (rc < 0) {
+        rc = zl_iocp_errno_from_wsa(WSAGetLastError());
+    } else {
+        for (int i = 0; i < n; i++)
+            fds[i].revents = from_wsapoll(pfds[i].revents);
+    }
+    if (pfds != stack_fds)
+        free(pfds);
+    return rc;
+}

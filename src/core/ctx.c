@@ -1,0 +1,303 @@
+/* ctx.c — zlink_ctx_*: creating the context, its I/O threads and reaper,
+ * and the order of shutdown (ETERM, then wait for every socket). */
+#include "ctx.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "socket.h"
+#include "transport/inproc.h"
+#include "zlink.h"
+
+static zl_ctx *ctx_from_handle(void *handle)
+{
+    zl_ctx *ctx = handle;
+    if (!ctx || ctx->magic != ZL_CTX_MAGIC) {
+        errno = EFAULT;
+        return NULL;
+    }
+    return ctx;
+}
+
+static void reaper_signal(void *arg)
+{
+    zl_ctx *ctx = arg;
+    uv_mutex_lock(&ctx->reaper_lock);
+    ctx->reaper_dirty = true;
+    uv_cond_signal(&ctx->reaper_cond);
+    uv_mutex_unlock(&ctx->reaper_lock);
+}
+
+static void socket_gone(zl_ctx *ctx)
+{
+    uv_mutex_lock(&ctx->lock);
+    ctx->live_sockets--;
+    uv_cond_broadcast(&ctx->all_gone);
+    uv_mutex_unlock(&ctx->lock);
+}
+
+/* Drains every closed socket's mailbox and frees those with nothing left. */
+static void reap_pass(zl_ctx *ctx)
+{
+    uv_mutex_lock(&ctx->reaper_lock);
+    size_t i = 0;
+    while (i < ctx->zombie_count) {
+        zl_socket *s = ctx->zombies[i];
+        uv_mutex_unlock(&ctx->reaper_lock);
+        zl_cmd cmd;
+        while (zl_mailbox_recv(&s->mailbox, &cmd))
+            zl_socket_handle_command(s, &cmd);
+        bool done = zl_socket_reapable(s);
+        uv_mutex_lock(&ctx->reaper_lock);
+        if (done) {
+            ctx->zombies[i] = ctx->zombies[--ctx->zombie_count];
+            uv_mutex_unlock(&ctx->reaper_lock);
+            zl_socket_destroy(s);
+            socket_gone(ctx);
+            uv_mutex_lock(&ctx->reaper_lock);
+        } else {
+            i++;
+        }
+    }
+    uv_mutex_unlock(&ctx->reaper_lock);
+}
+
+static void reaper_main(void *arg)
+{
+    zl_ctx *ctx = arg;
+    uv_mutex_lock(&ctx->reaper_lock);
+    while (!ctx->reaper_stop) {
+        while (!ctx->reaper_dirty && !ctx->reaper_stop)
+            uv_cond_wait(&ctx->reaper_cond, &ctx->reaper_lock);
+        ctx->reaper_dirty = false;
+        uv_mutex_unlock(&ctx->reaper_lock);
+        reap_pass(ctx);
+        uv_mutex_lock(&ctx->reaper_lock);
+    }
+    uv_mutex_unlock(&ctx->reaper_lock);
+}
+
+void zl_ctx_reap(zl_ctx *ctx, zl_socket *s)
+{
+    uv_mutex_lock(&ctx->reaper_lock);
+    if (ctx->zombie_count == ctx->zombie_capacity) {
+        size_t cap = ctx->zombie_capacity ? ctx->zombie_capacity * 2 : 16;
+        zl_socket **grown = realloc(ctx->zombies, cap * sizeof *grown);
+        if (!grown)
+            abort(); /* cannot keep the socket nor free it safely */
+        ctx->zombies = grown;
+        ctx->zombie_capacity = cap;
+    }
+    ctx->zombies[ctx->zombie_count++] = s;
+    ctx->reaper_dirty = true;
+    uv_cond_signal(&ctx->reaper_cond);
+    uv_mutex_unlock(&ctx->reaper_lock);
+    zl_mailbox_set_signal(&s->mailbox, reaper_signal, ctx);
+}
+
+bool zl_ctx_terminating(const zl_ctx *ctx)
+{
+    return atomic_load(&ctx->terminating);
+}
+
+zl_io_thread *zl_ctx_choose_thread(zl_ctx *ctx)
+{
+    zl_io_thread *best = &ctx->threads[0];
+    for (int i = 1; i < ctx->io_thread_count; i++)
+        if (atomic_load(&ctx->threads[i].load) < atomic_load(&best->load))
+            best = &ctx->threads[i];
+    return best;
+}
+
+void *zlink_ctx_new(void)
+{
+    if (zl_backend_global_init() != 0) {
+        errno = ENOMEM;
+        return NULL;
+    }
+    zl_ctx *ctx = calloc(1, sizeof *ctx);
+    if (!ctx) {
+        zl_backend_global_term();
+        errno = ENOMEM;
+        return NULL;
+    }
+    ctx->magic = ZL_CTX_MAGIC;
+    ctx->io_thread_count = ZLINK_IO_THREADS_DFLT;
+    ctx->max_sockets = ZLINK_MAX_SOCKETS_DFLT;
+    uv_mutex_init(&ctx->lock);
+    uv_cond_init(&ctx->all_gone);
+    uv_mutex_init(&ctx->reaper_lock);
+    uv_cond_init(&ctx->reaper_cond);
+    if (uv_thread_create(&ctx->reaper, reaper_main, ctx) != 0) {
+        uv_cond_destroy(&ctx->reaper_cond);
+        uv_mutex_destroy(&ctx->reaper_lock);
+        uv_cond_destroy(&ctx->all_gone);
+        uv_mutex_destroy(&ctx->lock);
+        free(ctx);
+        zl_backend_global_term();
+        errno = EMTHREAD;
+        return NULL;
+    }
+    return ctx;
+}
+
+/* Starts the I/O threads at the first socket, so that ZLINK_IO_THREADS can
+ * be set before. Called with ctx->lock held. */
+static int start_locked(zl_ctx *ctx)
+{
+    if (ctx->started)
+        return 0;
+    ctx->threads = calloc((size_t)ctx->io_thread_count, sizeof *ctx->threads);
+    if (!ctx->threads) {
+        errno = ENOMEM;
+        return -1;
+    }
+    for (int i = 0; i < ctx->io_thread_count; i++) {
+        if (zl_io_thread_start(&ctx->threads[i]) != 0) {
+            while (i-- > 0)
+                zl_io_thread_stop(&ctx->threads[i]);
+            free(ctx->threads);
+            ctx->threads = NULL;
+            errno = EMTHREAD;
+            return -1;
+        }
+    }
+    ctx->started = true;
+    return 0;
+}
+
+int zl_ctx_add_socket(zl_ctx *ctx, zl_socket *s)
+{
+    int rc = -1;
+    uv_mutex_lock(&ctx->lock);
+    if (atomic_load(&ctx->terminating)) {
+        errno = ETERM;
+    } else if (ctx->socket_count >= (size_t)ctx->max_sockets) {
+        errno = EMFILE;
+    } else if (start_locked(ctx) == 0) {
+        zl_socket **grown =
+            realloc(ctx->sockets, (ctx->socket_count + 1) * sizeof *grown);
+        if (!grown) {
+            errno = ENOMEM;
+        } else {
+            ctx->sockets = grown;
+            s->ctx_slot = ctx->socket_count;
+            ctx->sockets[ctx->socket_count++] = s;
+            ctx->live_sockets++;
+            rc = 0;
+        }
+    }
+    uv_mutex_unlock(&ctx->lock);
+    return rc;
+}
+
+void zl_ctx_remove_socket(zl_ctx *ctx, zl_socket *s)
+{
+    uv_mutex_lock(&ctx->lock);
+    zl_socket *last = ctx->sockets[--ctx->socket_count];
+    ctx->sockets[s->ctx_slot] = last;
+    last->ctx_slot = s->ctx_slot;
+    uv_mutex_unlock(&ctx->lock);
+}
+
+int zlink_ctx_shutdown(void *handle)
+{
+    zl_ctx *ctx = ctx_from_handle(handle);
+    if (!ctx)
+        return -1;
+    uv_mutex_lock(&ctx->lock);
+    atomic_store(&ctx->terminating, true);
+    /* Wake every blocked call so it sees ETERM. */
+    for (size_t i = 0; i < ctx->socket_count; i++)
+        zl_signaler_send(&ctx->sockets[i]->signaler);
+    uv_mutex_unlock(&ctx->lock);
+    return 0;
+}
+
+int zlink_ctx_term(void *handle)
+{
+    zl_ctx *ctx = ctx_from_handle(handle);
+    if (!ctx)
+        return -1;
+    zlink_ctx_shutdown(ctx);
+    uv_mutex_lock(&ctx->lock);
+    while (ctx->live_sockets > 0)
+        uv_cond_wait(&ctx->all_gone, &ctx->lock);
+    uv_mutex_unlock(&ctx->lock);
+
+    uv_mutex_lock(&ctx->reaper_lock);
+    ctx->reaper_stop = true;
+    uv_cond_signal(&ctx->reaper_cond);
+    uv_mutex_unlock(&ctx->reaper_lock);
+    uv_thread_join(&ctx->reaper);
+
+    if (ctx->started) {
+        for (int i = 0; i < ctx->io_thread_count; i++)
+            zl_io_thread_stop(&ctx->threads[i]);
+        free(ctx->threads);
+    }
+    zl_inproc_registry_destroy(ctx);
+    free(ctx->zombies);
+    free(ctx->sockets);
+    uv_cond_destroy(&ctx->reaper_cond);
+    uv_mutex_destroy(&ctx->reaper_lock);
+    uv_cond_destroy(&ctx->all_gone);
+    uv_mutex_destroy(&ctx->lock);
+    ctx->magic = 0;
+    free(ctx);
+    zl_backend_global_term();
+    return 0;
+}
+
+int zlink_ctx_set(void *handle, int option, int value)
+{
+    zl_ctx *ctx = ctx_from_handle(handle);
+    if (!ctx)
+        return -1;
+    int rc = 0;
+    uv_mutex_lock(&ctx->lock);
+    switch (option) {
+    case ZLINK_IO_THREADS:
+        if (value < 1 || ctx->started) {
+            errno = EINVAL;
+            rc = -1;
+        } else {
+            ctx->io_thread_count = value;
+        }
+        break;
+    case ZLINK_MAX_SOCKETS:
+        if (value < 1 || (size_t)value < ctx->socket_count) {
+            errno = EINVAL;
+            rc = -1;
+        } else {
+            ctx->max_sockets = value;
+        }
+        break;
+    default:
+        errno = EINVAL;
+        rc = -1;
+    }
+    uv_mutex_unlock(&ctx->lock);
+    return rc;
+}
+
+int zlink_ctx_get(void *handle, int option)
+{
+    zl_ctx *ctx = ctx_from_handle(handle);
+    if (!ctx)
+        return -1;
+    switch (option) {
+    case ZLINK_IO_THREADS:
+        return ctx->io_thread_count;
+    case ZLINK_MAX_SOCKETS:
+        return ctx->max_sockets;
+    case ZLINK_SOCKET_LIMIT:
+        return 65535;
+    case ZLINK_MSG_T_SIZE:
+        return (int)sizeof(zlink_msg_t);
+    default:
+        errno = EINVAL;
+        return -1;
+    }
+}

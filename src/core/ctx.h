@@ -1,0 +1,57 @@
+/* ctx.h — the context: I/O threads, the reaper of closed sockets, the
+ * inproc endpoint registry, and the list of live sockets. */
+#ifndef ZL_CTX_H
+#define ZL_CTX_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <uv.h>
+
+#include "io_thread.h"
+#include "pipe.h"
+
+struct zl_socket;
+
+#define ZL_CTX_MAGIC 0x7a6c6378u /* "zlcx" */
+
+
+typedef struct zl_ctx {
+    uint32_t magic;
+    uv_mutex_t lock;
+    int io_thread_count;
+    int max_sockets;
+    zl_io_thread *threads;
+    bool started;
+    atomic_bool terminating;
+    atomic_uint next_thread;
+
+    struct zl_socket **sockets; /* open, not yet closed by the application */
+    size_t socket_count;
+    size_t live_sockets; /* open + closed but not yet reaped */
+    uv_cond_t all_gone;
+
+    /* The reaper: frees closed sockets once their I/O objects are gone. */
+    uv_thread_t reaper;
+    uv_mutex_t reaper_lock;
+    uv_cond_t reaper_cond;
+    bool reaper_dirty, reaper_stop;
+    struct zl_socket **zombies;
+    size_t zombie_count, zombie_capacity;
+
+    /* inproc names; see transport/inproc.c. Guarded by lock. */
+    struct zl_inproc_entry *inproc;
+    size_t inproc_count, inproc_capacity;
+} zl_ctx;
+
+/* Registers a new socket (starting the I/O threads at the first one);
+ * -1 with EMFILE at ZLINK_MAX_SOCKETS, ETERM after shutdown. */
+int zl_ctx_add_socket(zl_ctx *ctx, struct zl_socket *s);
+/* The application closed it; it stays live until the reaper frees it. */
+void zl_ctx_remove_socket(zl_ctx *ctx, struct zl_socket *s);
+/* Least-loaded I/O thread. */
+zl_io_thread *zl_ctx_choose_thread(zl_ctx *ctx);
+/* Hands a closed socket to the reaper. */
+void zl_ctx_reap(zl_ctx *ctx, struct zl_socket *s);
+bool zl_ctx_terminating(const zl_ctx *ctx);
+
+#endif

@@ -1,0 +1,737 @@
+/* engine.c — the ZMTP state machine of one connection: greeting → READY
+ * handshake → active framing → closed. Every input (read done, write done,
+ * pipe readable, pipe writable, timer, destroy) enters through one of the
+ * functions at the bottom, and each checks the state it is valid in. */
+#include "engine.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "monitor.h"
+#include "msg.h"
+#include "pipe.h"
+#include "session.h"
+#include "zmtp/zmtp.h"
+
+typedef enum zl_engine_state {
+    ZL_ENGINE_GREETING,  /* waiting for the peer's 64-byte greeting */
+    ZL_ENGINE_HANDSHAKE, /* waiting for the peer's READY */
+    ZL_ENGINE_ACTIVE,    /* framing messages both ways */
+    ZL_ENGINE_FAILING,   /* sending ERROR, then closing */
+    ZL_ENGINE_CLOSED     /* waiting for pending completions, then freed */
+} zl_engine_state;
+
+/* The read buffer. A full read is followed by another at once (the backend
+ * decides), so this bounds how much one connection decodes per turn. */
+#define READ_BUFFER_SIZE (32 * 1024)
+/* Batches start small, which keeps latency low, and double while the pipe
+ * stays deep (DESIGN.md §4). */
+#define BATCH_MIN (8 * 1024)
+#define BATCH_MAX (256 * 1024)
+/* Bodies this large go out from the message itself: zero copy. */
+#define ZERO_COPY_MIN (8 * 1024)
+#define MAX_IOV 128
+#define MAX_INFLIGHT (MAX_IOV / 2)
+/* Room for our own commands (PONG, ERROR, READY) outside the batch. */
+#define COMMAND_ROOM 600
+
+struct zl_engine {
+    zl_engine_state state;
+    zl_session *session;
+    zl_loop *loop;
+    zl_handle *handle;
+    int socket_type;
+    zl_blob routing_id; /* ours, announced in READY */
+    int handshake_ivl;
+    int heartbeat_ivl, heartbeat_ttl, heartbeat_timeout;
+    char endpoint[300];
+    int pending_ops;
+
+    /* Input. */
+    zl_op read_op;
+    bool read_pending, read_direct;
+    bool input_stopped; /* backpressure: the pipe is at its HWM */
+    uint8_t *in_buf;
+    size_t in_pos, in_end;
+    zl_decoder decoder;
+    zlink_msg_t stalled; /* a decoded part the pipe had no room for */
+    bool has_stalled;
+    uint8_t greeting[ZL_GREETING_SIZE];
+    size_t greeting_have;
+    uint8_t peer_minor;
+    bool ready_received;
+
+    /* Output. */
+    zl_op write_op;
+    bool write_pending;
+    bool greeting_sent, ready_sent;
+    bool pipe_closed; /* pulled the socket's delimiter */
+    zlink_msg_t stalled_out; /* a pulled part the batch had no room for */
+    bool has_stalled_out;
+    uint8_t *out_buf;
+    size_t out_cap, out_len, segment_start, batch_limit;
+    zl_iovec iov[MAX_IOV];
+    int iov_count;
+    zlink_msg_t inflight[MAX_INFLIGHT]; /* bodies the iovecs point into */
+    int inflight_count;
+    uint8_t commands[COMMAND_ROOM]; /* queued commands of our own */
+    size_t commands_len;
+
+    zl_timer handshake_timer;
+    zl_timer heartbeat_timer; /* sends PING every heartbeat_ivl */
+    zl_timer heartbeat_deadline; /* no traffic for this long: close */
+};
+
+static void start_read(zl_engine *e);
+static void fill_output(zl_engine *e);
+static void fail(zl_engine *e, bool protocol);
+
+static void maybe_free(zl_engine *e)
+{
+    if (e->state != ZL_ENGINE_CLOSED || e->session || e->pending_ops > 0)
+        return;
+    zl_decoder_destroy(&e->decoder);
+    if (e->has_stalled)
+        zlink_msg_close(&e->stalled);
+    if (e->has_stalled_out)
+        zlink_msg_close(&e->stalled_out);
+    for (int i = 0; i < e->inflight_count; i++)
+        zlink_msg_close(&e->inflight[i]);
+    free(e->in_buf);
+    free(e->out_buf);
+    free(e);
+}
+
+static void stop_timers(zl_engine *e)
+{
+    zl_timer_stop(e->loop, &e->handshake_timer);
+    zl_timer_stop(e->loop, &e->heartbeat_timer);
+    zl_timer_stop(e->loop, &e->heartbeat_deadline);
+}
+
+/* Closes the connection; the session hears of it once (unless it is the one
+ * destroying us). */
+static void close_connection(zl_engine *e, bool protocol)
+{
+    if (e->state == ZL_ENGINE_CLOSED)
+        return;
+    e->state = ZL_ENGINE_CLOSED;
+    stop_timers(e);
+    if (e->handle) {
+        zl_handle_close(e->handle);
+        e->handle = NULL;
+    }
+    zl_session *s = e->session;
+    e->session = NULL;
+    if (s)
+        zl_session_engine_error(s, protocol);
+    maybe_free(e);
+}
+
+/* A protocol violation during the handshake is reported with its reason
+ * before the DISCONNECTED that every close reports. */
+static void handshake_failed(zl_engine *e, uint32_t reason)
+{
+    if (e->session)
+        zl_monitor_event(zl_session_socket(e->session),
+                         ZLINK_EVENT_HANDSHAKE_FAILED_PROTOCOL, reason,
+                         e->endpoint);
+    fail(e, true);
+}
+
+/* Any failure: report and close. Handshake failures that are not protocol
+ * violations (timeout, reset) are reported as NO_DETAIL, as libzmq does. */
+static void fail(zl_engine *e, bool protocol)
+{
+    if (e->state == ZL_ENGINE_CLOSED)
+        return;
+    if (!protocol && e->session &&
+        (e->state == ZL_ENGINE_GREETING || e->state == ZL_ENGINE_HANDSHAKE))
+        zl_monitor_event(zl_session_socket(e->session),
+                         ZLINK_EVENT_HANDSHAKE_FAILED_NO_DETAIL, 0,
+                         e->endpoint);
+    close_connection(e, protocol);
+}
+
+/* ---- output ---- */
+
+static bool ensure_out_capacity(zl_engine *e, size_t need)
+{
+    if (e->out_len + need <= e->out_cap)
+        return true;
+    /* Never move the buffer under iovecs already pointing into it: only
+     * grow between batches. */
+    if (e->iov_count > 0 || e->segment_start > 0)
+        return false;
+    size_t cap = e->out_cap ? e->out_cap : BATCH_MIN;
+    while (cap < e->out_len + need)
+        cap *= 2;
+    uint8_t *grown = realloc(e->out_buf, cap);
+    if (!grown)
+        return false;
+    e->out_buf = grown;
+    e->out_cap = cap;
+    return true;
+}
+
+static void close_segment(zl_engine *e)
+{
+    if (e->out_len > e->segment_start) {
+        e->iov[e->iov_count].base = e->out_buf + e->segment_start;
+        e->iov[e->iov_count].len = e->out_len - e->segment_start;
+        e->iov_count++;
+    }
+    e->segment_start = e->out_len;
+}
+
+static void append_bytes(zl_engine *e, const void *data, size_t len)
+{
+    memcpy(e->out_buf + e->out_len, data, len);
+    e->out_len += len;
+}
+
+/* Subscriptions travel as commands to ZMTP 3.1 peers and as 0x01/0x00
+ * messages to 3.0 peers (DESIGN.md §4a). */
+static size_t subscription_prefix(zl_engine *e, const zlink_msg_t *msg,
+                                  const char **command)
+{
+    uint8_t flags = zl_msg_flags(msg);
+    *command = NULL;
+    if (e->peer_minor < 1 || !(flags & (ZL_MSG_SUBSCRIBE | ZL_MSG_CANCEL)))
+        return 0;
+    *command = (flags & ZL_MSG_SUBSCRIBE) ? "SUBSCRIBE" : "CANCEL";
+    return 1; /* the 0x01/0x00 byte the command replaces */
+}
+
+/* Encodes one part; false when the batch has no room left for it. */
+static bool encode_part(zl_engine *e, zlink_msg_t *msg)
+{
+    const uint8_t *body = zlink_msg_data(msg);
+    size_t size = zlink_msg_size(msg);
+    uint8_t flags = zl_msg_flags(msg);
+    uint8_t frame_flags = 0;
+    const char *command;
+    size_t skip = subscription_prefix(e, msg, &command);
+    uint8_t name[16];
+    size_t name_len = 0;
+    if (command) {
+        frame_flags = ZL_FRAME_COMMAND;
+        name_len = strlen(command);
+        name[0] = (uint8_t)name_len;
+        memcpy(name + 1, command, name_len);
+        name_len += 1;
+    } else {
+        if (flags & ZL_MSG_MORE)
+            frame_flags |= ZL_FRAME_MORE;
+        if (flags & ZL_MSG_COMMAND)
+            frame_flags |= ZL_FRAME_COMMAND;
+    }
+    size_t payload = size - skip;
+    bool zero_copy = payload >= ZERO_COPY_MIN;
+    size_t need = ZL_FRAME_HEADER_MAX + name_len + (zero_copy ? 0 : payload);
+    if (zero_copy && (e->iov_count + 2 >= MAX_IOV ||
+                      e->inflight_count == MAX_INFLIGHT))
+        return false;
+    if (!ensure_out_capacity(e, need))
+        return false;
+    e->out_len += zl_frame_header_encode(e->out_buf + e->out_len, frame_flags,
+                                         name_len + payload);
+    append_bytes(e, name, name_len);
+    if (!zero_copy) {
+        append_bytes(e, body + skip, payload);
+        zlink_msg_close(msg);
+        return true;
+    }
+    close_segment(e);
+    e->iov[e->iov_count].base = (void *)(body + skip);
+    e->iov[e->iov_count].len = payload;
+    e->iov_count++;
+    zlink_msg_init(&e->inflight[e->inflight_count]);
+    zlink_msg_move(&e->inflight[e->inflight_count], msg);
+    e->inflight_count++;
+    zlink_msg_close(msg);
+    return true;
+}
+
+/* Pulls messages from the pipe into one batch. Returns true when the batch
+ * stopped because it was full (the pipe is deep). */
+static bool fill_batch(zl_engine *e)
+{
+    while (e->out_len < e->batch_limit &&
+           e->iov_count + 2 < MAX_IOV) {
+        zlink_msg_t msg;
+        zlink_msg_init(&msg);
+        int r = zl_session_pull(e->session, &msg);
+        if (r == ZL_PIPE_EMPTY)
+            return false;
+        if (r == ZL_PIPE_CLOSED) {
+            e->pipe_closed = true;
+            return false;
+        }
+        if (!encode_part(e, &msg)) {
+            /* No room in this batch: give the part back for the next one
+             * by keeping it as the first of the next batch. */
+            zlink_msg_move(&e->stalled_out, &msg);
+            e->has_stalled_out = true;
+            return true;
+        }
+    }
+    return true;
+}
+
+static void on_write(zl_op *op, int status, size_t bytes)
+{
+    zl_engine *e = op->data;
+    e->write_pending = false;
+    e->pending_ops--;
+    for (int i = 0; i < e->inflight_count; i++)
+        zlink_msg_close(&e->inflight[i]);
+    e->inflight_count = 0;
+    e->out_len = e->segment_start = 0;
+    e->iov_count = 0;
+    if (e->state == ZL_ENGINE_CLOSED) {
+        maybe_free(e);
+        return;
+    }
+    if (status != 0) {
+        fail(e, false);
+        return;
+    }
+    if (e->state == ZL_ENGINE_FAILING) {
+        close_connection(e, true);
+        return;
+    }
+    fill_output(e);
+}
+
+static void fill_output(zl_engine *e)
+{
+    if (e->write_pending || e->state == ZL_ENGINE_CLOSED)
+        return;
+    /* Room for a full batch of copied parts, so encoding a small part never
+     * fails halfway through. */
+    if (!ensure_out_capacity(e, ZL_GREETING_SIZE + 2 * COMMAND_ROOM +
+                                    e->batch_limit + ZERO_COPY_MIN +
+                                    ZL_FRAME_HEADER_MAX))
+        return; /* out of memory: try again at the next activation */
+    if (!e->greeting_sent) {
+        zl_greeting_encode(e->out_buf + e->out_len, "NULL", false);
+        e->out_len += ZL_GREETING_SIZE;
+        e->greeting_sent = true;
+    }
+    if (e->state != ZL_ENGINE_GREETING && !e->ready_sent) {
+        e->out_len += zl_ready_encode(e->out_buf + e->out_len, COMMAND_ROOM,
+                                      e->socket_type, e->routing_id.data,
+                                      e->routing_id.len);
+        e->ready_sent = true;
+    }
+    if (e->commands_len) {
+        append_bytes(e, e->commands, e->commands_len);
+        e->commands_len = 0;
+    }
+    if (e->state == ZL_ENGINE_ACTIVE && e->session && !e->pipe_closed) {
+        if (e->has_stalled_out) {
+            e->has_stalled_out = false;
+            encode_part(e, &e->stalled_out);
+        }
+        bool deep = fill_batch(e);
+        /* Grow while the pipe stays deep, fall back once it empties. */
+        if (deep && e->batch_limit < BATCH_MAX)
+            e->batch_limit *= 2;
+        else if (!deep)
+            e->batch_limit = BATCH_MIN;
+    }
+    close_segment(e);
+    if (e->iov_count == 0) {
+        e->out_len = e->segment_start = 0;
+        if (e->pipe_closed && e->session)
+            zl_session_engine_drained(e->session);
+        return;
+    }
+    e->write_pending = true;
+    e->pending_ops++;
+    zl_handle_write(e->handle, &e->write_op, e->iov, e->iov_count);
+}
+
+/* Queues one of our own commands (PONG, PING, ERROR) for the next write. */
+static void queue_command(zl_engine *e, const char *name, const void *data,
+                          size_t len)
+{
+    size_t n = zl_command_encode(e->commands + e->commands_len,
+                                 sizeof e->commands - e->commands_len, name,
+                                 data, len);
+    e->commands_len += n;
+    fill_output(e);
+}
+
+/* ---- input ---- */
+
+static void rearm_deadline(zl_engine *e)
+{
+    if (e->heartbeat_timeout > 0 && e->state == ZL_ENGINE_ACTIVE)
+        zl_timer_start(e->loop, &e->heartbeat_deadline,
+                       (uint64_t)e->heartbeat_timeout);
+}
+
+typedef struct ready_props {
+    zl_engine *engine;
+    int peer_type;
+    zl_blob identity;
+} ready_props;
+
+static int on_property(void *arg, const uint8_t *name, size_t name_len,
+                       const uint8_t *value, size_t value_len)
+{
+    ready_props *p = arg;
+    if (name_len == 11 && memcmp(name, "Socket-Type", 11) == 0) {
+        p->peer_type = zl_socket_type_from_name(value, value_len);
+        if (p->peer_type < 0)
+            return 1;
+    } else if (name_len == 8 && memcmp(name, "Identity", 8) == 0) {
+        if (value_len > 255)
+            return 1;
+        p->identity.len = (uint8_t)value_len;
+        memcpy(p->identity.data, value, value_len);
+    }
+    return 0; /* other properties are ignored (DESIGN.md §4a) */
+}
+
+static void on_ready(zl_engine *e, const uint8_t *data, size_t len)
+{
+    ready_props props = {.engine = e, .peer_type = -1};
+    int rc = zl_properties_parse(data, len, on_property, &props);
+    if (rc != 0 || props.peer_type < 0) {
+        handshake_failed(e, rc < 0 ? ZLINK_PROTOCOL_ERROR_ZMTP_MALFORMED_COMMAND_READY
+                                   : ZLINK_PROTOCOL_ERROR_ZMTP_INVALID_METADATA);
+        return;
+    }
+    if (!zl_socket_types_compatible(e->socket_type, props.peer_type)) {
+        /* Tell the peer why before closing, as the spec asks. */
+        static const char reason[] = "\x13Invalid socket type";
+        e->commands_len += zl_command_encode(
+            e->commands + e->commands_len, sizeof e->commands - e->commands_len,
+            "ERROR", reason, sizeof reason - 1);
+        zl_monitor_event(zl_session_socket(e->session),
+                         ZLINK_EVENT_HANDSHAKE_FAILED_PROTOCOL,
+                         ZLINK_PROTOCOL_ERROR_ZMTP_INVALID_METADATA,
+                         e->endpoint);
+        e->state = ZL_ENGINE_FAILING;
+        fill_output(e);
+        return;
+    }
+    e->ready_received = true;
+    e->state = ZL_ENGINE_ACTIVE;
+    zl_timer_stop(e->loop, &e->handshake_timer);
+    if (e->heartbeat_ivl > 0)
+        zl_timer_start(e->loop, &e->heartbeat_timer,
+                       (uint64_t)e->heartbeat_ivl);
+    rearm_deadline(e);
+    zl_session_engine_ready(e->session, &props.identity);
+    fill_output(e);
+}
+
+/* A subscription command becomes the 0x01/0x00 + topic message that
+ * PUB/XPUB read, whatever the ZMTP version. */
+static bool push_subscription(zl_engine *e, bool subscribe,
+                              const uint8_t *topic, size_t len)
+{
+    zlink_msg_t msg;
+    if (zlink_msg_init_size(&msg, len + 1) != 0)
+        return true;
+    uint8_t *p = zlink_msg_data(&msg);
+    p[0] = subscribe ? 1 : 0;
+    memcpy(p + 1, topic, len);
+    if (zl_session_push(e->session, &msg))
+        return true;
+    zlink_msg_move(&e->stalled, &msg);
+    e->has_stalled = true;
+    return false;
+}
+
+/* Returns false when input must stop (backpressure or failure). */
+static bool on_command(zl_engine *e, zlink_msg_t *msg)
+{
+    const uint8_t *name, *data;
+    size_t name_len, data_len;
+    int rc = zl_command_parse(zlink_msg_data(msg), zlink_msg_size(msg), &name,
+                              &name_len, &data, &data_len);
+    bool keep_going = true;
+    if (rc != 0) {
+        if (e->state == ZL_ENGINE_HANDSHAKE)
+            handshake_failed(
+                e, ZLINK_PROTOCOL_ERROR_ZMTP_MALFORMED_COMMAND_UNSPECIFIED);
+        else
+            fail(e, true);
+        keep_going = false;
+    } else if (e->state == ZL_ENGINE_HANDSHAKE) {
+        if (zl_command_is(name, name_len, "READY"))
+            on_ready(e, data, data_len);
+        else if (zl_command_is(name, name_len, "ERROR"))
+            fail(e, true);
+        else
+            handshake_failed(e, ZLINK_PROTOCOL_ERROR_ZMTP_UNEXPECTED_COMMAND);
+        keep_going = e->state == ZL_ENGINE_ACTIVE;
+    } else if (zl_command_is(name, name_len, "PING")) {
+        /* Always answered, echoing the context after the 2-byte TTL. */
+        if (data_len >= 2)
+            queue_command(e, "PONG", data + 2,
+                          data_len - 2 > 16 ? 16 : data_len - 2);
+    } else if (zl_command_is(name, name_len, "ERROR")) {
+        fail(e, false);
+        keep_going = false;
+    } else if (zl_command_is(name, name_len, "SUBSCRIBE")) {
+        keep_going = push_subscription(e, true, data, data_len);
+    } else if (zl_command_is(name, name_len, "CANCEL")) {
+        keep_going = push_subscription(e, false, data, data_len);
+    }
+    /* PONG and unknown commands only prove the peer is alive. */
+    zlink_msg_close(msg);
+    return keep_going;
+}
+
+/* Returns false when input must stop. */
+static bool on_frame(zl_engine *e, zlink_msg_t *msg)
+{
+    if (zl_msg_flags(msg) & ZL_MSG_COMMAND)
+        return on_command(e, msg);
+    if (e->state != ZL_ENGINE_ACTIVE) {
+        zlink_msg_close(msg);
+        handshake_failed(e, ZLINK_PROTOCOL_ERROR_ZMTP_UNEXPECTED_COMMAND);
+        return false;
+    }
+    if (zl_session_push(e->session, msg))
+        return true;
+    zlink_msg_move(&e->stalled, msg);
+    e->has_stalled = true;
+    return false;
+}
+
+/* Consumes greeting bytes; checks each byte range as soon as it arrives,
+ * since libzmq sends its greeting in two steps (DESIGN.md §4a). */
+static bool consume_greeting(zl_engine *e)
+{
+    size_t want = ZL_GREETING_SIZE - e->greeting_have;
+    size_t avail = e->in_end - e->in_pos;
+    size_t n = avail < want ? avail : want;
+    memcpy(e->greeting + e->greeting_have, e->in_buf + e->in_pos, n);
+    e->greeting_have += n;
+    e->in_pos += n;
+    if (!zl_greeting_signature_ok(e->greeting, e->greeting_have) ||
+        (e->greeting_have > 10 && e->greeting[10] < 3)) {
+        handshake_failed(e, ZLINK_PROTOCOL_ERROR_ZMTP_UNSPECIFIED);
+        return false;
+    }
+    if (e->greeting_have < ZL_GREETING_SIZE)
+        return true;
+    zl_greeting peer;
+    if (zl_greeting_decode(e->greeting, &peer) != 0) {
+        handshake_failed(e, ZLINK_PROTOCOL_ERROR_ZMTP_UNSPECIFIED);
+        return false;
+    }
+    if (strcmp(peer.mechanism, "NULL") != 0) {
+        handshake_failed(e, ZLINK_PROTOCOL_ERROR_ZMTP_MECHANISM_MISMATCH);
+        return false;
+    }
+    /* A 3.0 peer gets subscriptions as messages; 3.2+ behaves as 3.1. */
+    e->peer_minor = peer.major > 3 ? 1 : peer.minor;
+    e->state = ZL_ENGINE_HANDSHAKE;
+    fill_output(e); /* our READY */
+    return true;
+}
+
+/* Decodes everything held in the read buffer. */
+static void process_input(zl_engine *e)
+{
+    while (e->in_pos < e->in_end && !e->input_stopped) {
+        if (e->state == ZL_ENGINE_GREETING) {
+            if (!consume_greeting(e))
+                return;
+            continue;
+        }
+        if (e->state != ZL_ENGINE_HANDSHAKE && e->state != ZL_ENGINE_ACTIVE)
+            return;
+        size_t consumed = 0;
+        zlink_msg_t msg;
+        zl_decode_result r =
+            zl_decoder_decode(&e->decoder, e->in_buf + e->in_pos,
+                              e->in_end - e->in_pos, &consumed, &msg);
+        e->in_pos += consumed;
+        if (r == ZL_DECODE_ERROR) {
+            if (e->state == ZL_ENGINE_HANDSHAKE)
+                handshake_failed(e, ZLINK_PROTOCOL_ERROR_ZMTP_UNSPECIFIED);
+            else
+                fail(e, true);
+            return;
+        }
+        if (r == ZL_DECODE_NEED_MORE)
+            break;
+        if (!on_frame(e, &msg)) {
+            if (e->state == ZL_ENGINE_ACTIVE && e->has_stalled)
+                e->input_stopped = true;
+            break;
+        }
+    }
+    if (e->session && e->state == ZL_ENGINE_ACTIVE)
+        zl_session_flush(e->session);
+}
+
+static void on_read(zl_op *op, int status, size_t bytes)
+{
+    zl_engine *e = op->data;
+    e->read_pending = false;
+    e->pending_ops--;
+    if (e->state == ZL_ENGINE_CLOSED) {
+        maybe_free(e);
+        return;
+    }
+    if (status != 0 || bytes == 0) {
+        fail(e, false);
+        return;
+    }
+    rearm_deadline(e);
+    if (e->read_direct) {
+        zlink_msg_t msg;
+        if (zl_decoder_direct_done(&e->decoder, bytes, &msg) ==
+                ZL_DECODE_FRAME &&
+            !on_frame(e, &msg)) {
+            if (e->state == ZL_ENGINE_ACTIVE && e->has_stalled)
+                e->input_stopped = true;
+        }
+        if (e->session && e->state == ZL_ENGINE_ACTIVE)
+            zl_session_flush(e->session);
+    } else {
+        e->in_pos = 0;
+        e->in_end = bytes;
+        process_input(e);
+    }
+    start_read(e);
+}
+
+/* Submits the next read, unless input is stopped. Whether it costs a
+ * syscall now is the backend's read-rearm decision (DESIGN.md §1). */
+static void start_read(zl_engine *e)
+{
+    if (e->read_pending || e->input_stopped || !e->handle ||
+        (e->state != ZL_ENGINE_GREETING && e->state != ZL_ENGINE_HANDSHAKE &&
+         e->state != ZL_ENGINE_ACTIVE))
+        return;
+    void *buf;
+    size_t len;
+    e->read_direct = zl_decoder_direct_buffer(&e->decoder, &buf, &len);
+    if (!e->read_direct) {
+        buf = e->in_buf;
+        len = READ_BUFFER_SIZE;
+    }
+    e->read_pending = true;
+    e->pending_ops++;
+    zl_handle_read(e->handle, &e->read_op, buf, len);
+}
+
+/* ---- timers ---- */
+
+static void on_handshake_timeout(zl_timer *t)
+{
+    fail(t->data, false);
+}
+
+static void on_heartbeat(zl_timer *t)
+{
+    zl_engine *e = t->data;
+    uint16_t ttl = (uint16_t)(e->heartbeat_ttl / 100);
+    uint8_t body[2] = {(uint8_t)(ttl >> 8), (uint8_t)ttl};
+    queue_command(e, "PING", body, sizeof body);
+    zl_timer_start(e->loop, &e->heartbeat_timer, (uint64_t)e->heartbeat_ivl);
+}
+
+static void on_heartbeat_deadline(zl_timer *t) { fail(t->data, false); }
+
+/* ---- entry points ---- */
+
+zl_engine *zl_engine_create(zl_session *session, zl_loop *loop,
+                            zl_handle *handle, const zl_options *options,
+                            const char *endpoint)
+{
+    zl_engine *e = calloc(1, sizeof *e);
+    if (!e)
+        return NULL;
+    e->in_buf = malloc(READ_BUFFER_SIZE);
+    if (!e->in_buf) {
+        free(e);
+        return NULL;
+    }
+    e->session = session;
+    e->loop = loop;
+    e->handle = handle;
+    e->socket_type = options->type;
+    /* libzmq announces an Identity only where it means something. */
+    if (options->type == ZLINK_DEALER || options->type == ZLINK_ROUTER)
+        e->routing_id = options->routing_id;
+    e->handshake_ivl = options->handshake_ivl;
+    e->heartbeat_ivl = options->heartbeat_ivl;
+    e->heartbeat_ttl = options->heartbeat_ttl;
+    e->heartbeat_timeout = options->heartbeat_timeout >= 0
+                               ? options->heartbeat_timeout
+                               : options->heartbeat_ivl;
+    e->batch_limit = BATCH_MIN;
+    e->peer_minor = 1;
+    snprintf(e->endpoint, sizeof e->endpoint, "%s", endpoint);
+    zl_decoder_init(&e->decoder, options->maxmsgsize);
+    zlink_msg_init(&e->stalled);
+    zlink_msg_init(&e->stalled_out);
+    e->read_op.cb = on_read;
+    e->read_op.data = e;
+    e->write_op.cb = on_write;
+    e->write_op.data = e;
+    e->handshake_timer.cb = on_handshake_timeout;
+    e->handshake_timer.data = e;
+    e->heartbeat_timer.cb = on_heartbeat;
+    e->heartbeat_timer.data = e;
+    e->heartbeat_deadline.cb = on_heartbeat_deadline;
+    e->heartbeat_deadline.data = e;
+    if (e->handshake_ivl > 0)
+        zl_timer_start(loop, &e->handshake_timer, (uint64_t)e->handshake_ivl);
+    fill_output(e);
+    start_read(e);
+    return e;
+}
+
+void zl_engine_restart_output(zl_engine *e)
+{
+    if (e->state == ZL_ENGINE_ACTIVE)
+        fill_output(e);
+}
+
+void zl_engine_restart_input(zl_engine *e)
+{
+    if (!e->input_stopped || e->state != ZL_ENGINE_ACTIVE)
+        return;
+    if (e->has_stalled) {
+        if (!zl_session_push(e->session, &e->stalled))
+            return; /* still full; the next activation tries again */
+        e->has_stalled = false;
+        zlink_msg_init(&e->stalled);
+    }
+    e->input_stopped = false;
+    /* Decode what we already hold before asking for more: never a
+     * speculative read (DESIGN.md §1). */
+    process_input(e);
+    zl_session_flush(e->session);
+    start_read(e);
+}
+
+bool zl_engine_drained(const zl_engine *e)
+{
+    return e->pipe_closed && !e->write_pending && e->commands_len == 0;
+}
+
+void zl_engine_destroy(zl_engine *e)
+{
+    e->session = NULL;
+    if (e->state == ZL_ENGINE_CLOSED) {
+        maybe_free(e);
+        return;
+    }
+    close_connection(e, false);
+}

@@ -1,0 +1,87 @@
+/* io_thread.c — runs one backend loop and dispatches the commands other
+ * threads send to the I/O objects living on it. */
+#include "io_thread.h"
+
+#include <stdlib.h>
+
+#include "pipe.h"
+
+static void dispatch(zl_io_thread *t, const zl_cmd *cmd)
+{
+    zl_io_object *obj = cmd->target;
+    switch (cmd->type) {
+    case ZL_CMD_PLUG:
+        obj->ops->plug(obj);
+        break;
+    case ZL_CMD_TERM:
+        obj->ops->term(obj);
+        break;
+    case ZL_CMD_STOP:
+        t->stopping = true;
+        break;
+    case ZL_CMD_CALL:
+        cmd->fn(cmd->target, cmd->arg);
+        break;
+    case ZL_CMD_ACTIVATE_READ:
+    case ZL_CMD_ACTIVATE_WRITE:
+    case ZL_CMD_PIPE_TERM:
+        if (zl_pipe_cmd_live(cmd->pipe))
+            obj->ops->pipe_command(obj, cmd);
+        break;
+    default:
+        break;
+    }
+    if (cmd->pipe)
+        zl_pipe_unref(cmd->pipe);
+}
+
+static void on_wake(void *arg)
+{
+    zl_io_thread *t = arg;
+    zl_cmd cmd;
+    while (zl_mailbox_recv(&t->mailbox, &cmd))
+        dispatch(t, &cmd);
+}
+
+static void wake_loop(void *arg) { zl_loop_wake(arg); }
+
+static void thread_main(void *arg)
+{
+    zl_io_thread *t = arg;
+    while (!t->stopping)
+        zl_loop_run_once(t->loop, -1);
+}
+
+int zl_io_thread_start(zl_io_thread *t)
+{
+    t->stopping = false;
+    atomic_init(&t->load, 0);
+    int rc = zl_loop_create(&t->loop, on_wake, t);
+    if (rc != 0)
+        return rc;
+    zl_mailbox_init(&t->mailbox, wake_loop, t->loop);
+    if (uv_thread_create(&t->thread, thread_main, t) != 0) {
+        zl_mailbox_destroy(&t->mailbox);
+        zl_loop_destroy(t->loop);
+        return -1;
+    }
+    return 0;
+}
+
+void zl_io_thread_stop(zl_io_thread *t)
+{
+    zl_io_thread_send(t, ZL_CMD_STOP, NULL);
+    uv_thread_join(&t->thread);
+    /* Objects still alive here were leaked by their owners; drain what the
+     * loop still owes (cancelled completions) before destroying it. */
+    zl_loop_run_once(t->loop, 0);
+    zl_mailbox_destroy(&t->mailbox);
+    zl_loop_destroy(t->loop);
+}
+
+void zl_io_thread_send(zl_io_thread *t, zl_cmd_type type,
+                       struct zl_io_object *target)
+{
+    zl_cmd cmd = {.type = type, .target = target};
+    zl_mailbox_send(&t->mailbox, &cmd);
+}

@@ -1,0 +1,43 @@
+/* io_thread.h — an I/O thread: one backend loop, one mailbox, and the I/O
+ * objects (listeners, sessions) that live on it. */
+#ifndef ZL_IO_THREAD_H
+#define ZL_IO_THREAD_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <uv.h>
+
+#include "backend.h"
+#include "mailbox.h"
+
+struct zl_io_object;
+
+typedef struct zl_io_thread {
+    zl_loop *loop;
+    zl_mailbox mailbox;
+    uv_thread_t thread;
+    bool stopping;
+    atomic_int load; /* I/O objects on this thread, for choosing one */
+} zl_io_thread;
+
+/* What every object living on an I/O thread implements. Commands for it
+ * arrive as ZL_CMD_PLUG / ZL_CMD_TERM with target = the object. */
+typedef struct zl_io_object_ops {
+    void (*plug)(struct zl_io_object *obj);
+    void (*term)(struct zl_io_object *obj);
+    /* Pipe commands for a pipe end this object owns. */
+    void (*pipe_command)(struct zl_io_object *obj, const zl_cmd *cmd);
+} zl_io_object_ops;
+
+typedef struct zl_io_object {
+    const zl_io_object_ops *ops;
+    zl_io_thread *thread;
+} zl_io_object;
+
+int zl_io_thread_start(zl_io_thread *t);
+/* Asks the thread to stop and joins it. */
+void zl_io_thread_stop(zl_io_thread *t);
+void zl_io_thread_send(zl_io_thread *t, zl_cmd_type type,
+                       struct zl_io_object *target);
+
+#endif

@@ -1,0 +1,105 @@
+/* mailbox.c — the MPSC command queue: a growable ring under one mutex, and
+ * one signal per empty→non-empty transition. */
+#include "mailbox.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "pipe.h"
+
+/* Enough for the commands of a busy socket without growing; a power of two
+ * so that wrapping is a mask. */
+#define MAILBOX_INITIAL_CAPACITY 64
+
+int zl_mailbox_init(zl_mailbox *mb, zl_mailbox_signal_fn signal, void *arg)
+{
+    mb->items = malloc(MAILBOX_INITIAL_CAPACITY * sizeof *mb->items);
+    if (mb->items == NULL)
+        return -1;
+    if (uv_mutex_init(&mb->lock) != 0) {
+        free(mb->items);
+        mb->items = NULL;
+        return -1;
+    }
+    mb->head = 0;
+    mb->count = 0;
+    mb->capacity = MAILBOX_INITIAL_CAPACITY;
+    mb->signal = signal;
+    mb->signal_arg = arg;
+    return 0;
+}
+
+void zl_mailbox_destroy(zl_mailbox *mb)
+{
+    /* Nobody sends any more, so the queue can be walked without the lock. */
+    for (size_t i = 0; i < mb->count; i++) {
+        zl_cmd *cmd = &mb->items[(mb->head + i) & (mb->capacity - 1)];
+        if (cmd->pipe != NULL)
+            zl_pipe_unref(cmd->pipe);
+    }
+    free(mb->items);
+    mb->items = NULL;
+    mb->count = 0;
+    uv_mutex_destroy(&mb->lock);
+}
+
+/* Doubles the ring, unwrapping it so the oldest command is first again. */
+static void mailbox_grow(zl_mailbox *mb)
+{
+    size_t capacity = mb->capacity * 2;
+    zl_cmd *items = malloc(capacity * sizeof *items);
+    if (items == NULL) {
+        /* send has no way to fail: a lost command (a PIPE_TERM, a TERM_ACK)
+         * would hang a shutdown forever, which is worse than stopping. */
+        fprintf(stderr, "zlink: out of memory in mailbox\n");
+        abort();
+    }
+    for (size_t i = 0; i < mb->count; i++)
+        items[i] = mb->items[(mb->head + i) & (mb->capacity - 1)];
+    free(mb->items);
+    mb->items = items;
+    mb->head = 0;
+    mb->capacity = capacity;
+}
+
+void zl_mailbox_send(zl_mailbox *mb, const zl_cmd *cmd)
+{
+    uv_mutex_lock(&mb->lock);
+    if (mb->count == mb->capacity)
+        mailbox_grow(mb);
+    mb->items[(mb->head + mb->count) & (mb->capacity - 1)] = *cmd;
+    mb->count++;
+    /* Signalling under the lock is what lets zl_mailbox_set_signal promise
+     * that the old callback is never called once it has returned. Only the
+     * push into an empty queue signals: the receiver drains until empty, so
+     * it cannot miss the commands that follow. */
+    if (mb->count == 1 && mb->signal != NULL)
+        mb->signal(mb->signal_arg);
+    uv_mutex_unlock(&mb->lock);
+}
+
+bool zl_mailbox_recv(zl_mailbox *mb, zl_cmd *out)
+{
+    uv_mutex_lock(&mb->lock);
+    bool found = mb->count > 0;
+    if (found) {
+        *out = mb->items[mb->head];
+        mb->head = (mb->head + 1) & (mb->capacity - 1);
+        mb->count--;
+    }
+    uv_mutex_unlock(&mb->lock);
+    return found;
+}
+
+void zl_mailbox_set_signal(zl_mailbox *mb, zl_mailbox_signal_fn signal,
+                           void *arg)
+{
+    uv_mutex_lock(&mb->lock);
+    mb->signal = signal;
+    mb->signal_arg = arg;
+    /* Commands queued before the swap were signalled to the old owner, who
+     * may never drain them; the new one must hear about them. */
+    if (mb->count > 0 && signal != NULL)
+        signal(arg);
+    uv_mutex_unlock(&mb->lock);
+}

@@ -1,0 +1,81 @@
+/* msg.h — the inside of zlink_msg_t: small bodies inline, larger ones in
+ * refcounted content blocks. */
+#ifndef ZL_MSG_H
+#define ZL_MSG_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "zlink.h"
+
+/* Bodies up to this size live inside the 64-byte message. */
+#define ZL_MSG_INLINE_MAX 48
+
+enum zl_msg_kind {
+    ZL_MSG_INLINE = 0x5a, /* non-zero so an uninitialised msg is caught */
+    ZL_MSG_CONTENT,       /* refcounted zl_content */
+    ZL_MSG_CONST,         /* caller's constant data, never freed */
+    ZL_MSG_DELIMITER,     /* in-band end-of-pipe marker */
+    ZL_MSG_CLOSED         /* after zlink_msg_close */
+};
+
+/* Message flags (the low bits match ZMTP frame flags where they overlap). */
+#define ZL_MSG_MORE 0x01
+#define ZL_MSG_COMMAND 0x04
+#define ZL_MSG_SUBSCRIBE 0x08  /* a SUB/XSUB subscription (0x01 + topic) */
+#define ZL_MSG_CANCEL 0x10     /* a SUB/XSUB cancel (0x00 + topic) */
+#define ZL_MSG_ROUTING_ID 0x40 /* carries a peer's routing id (session→router) */
+#define ZL_MSG_SHARED 0x80     /* content is shared with another message */
+
+/* A refcounted body. data usually points just past this header (one
+ * allocation); zlink_msg_init_data points it at the caller's buffer. */
+typedef struct zl_content {
+    atomic_uint refs;
+    void *data;
+    size_t size;
+    zlink_free_fn *ffn; /* NULL: the block came from zl_content_alloc */
+    void *hint;
+} zl_content;
+
+typedef struct zl_msg {
+    uint8_t kind;
+    uint8_t flags;
+    uint8_t inline_size;
+    uint8_t reserved[5];
+    union {
+        uint8_t data[ZL_MSG_INLINE_MAX];
+        struct {
+            zl_content *content;
+            void *data;
+            size_t size;
+        } ref;
+    } u;
+    uint8_t tail[8]; /* keeps sizeof == 64 */
+} zl_msg;
+
+_Static_assert(sizeof(zl_msg) == sizeof(zlink_msg_t), "zl_msg must be 64 bytes");
+
+static inline zl_msg *zl_msg_of(zlink_msg_t *m) { return (zl_msg *)m; }
+static inline const zl_msg *zl_msg_cof(const zlink_msg_t *m) { return (const zl_msg *)m; }
+
+/* Internal helpers; all return 0 or -1 with errno. */
+int zl_msg_init_delimiter(zlink_msg_t *msg);
+bool zl_msg_is_delimiter(const zlink_msg_t *msg);
+int zl_msg_init_const(zlink_msg_t *msg, const void *data, size_t size);
+/* Copies size bytes in (init_size + memcpy). */
+int zl_msg_init_buffer(zlink_msg_t *msg, const void *data, size_t size);
+uint8_t zl_msg_flags(const zlink_msg_t *msg);
+void zl_msg_set_flags(zlink_msg_t *msg, uint8_t flags);
+void zl_msg_reset_flags(zlink_msg_t *msg, uint8_t flags);
+/* Shares [data, data+size) of an existing content block (refcount +1);
+ * for decoding many messages out of one read buffer. */
+void zl_msg_init_shared(zlink_msg_t *msg, zl_content *content, void *data,
+                        size_t size);
+/* A content block with room for size bytes, refs = 1. NULL on OOM. */
+zl_content *zl_content_alloc(size_t size);
+void zl_content_release(zl_content *content);
+void zl_content_addref(zl_content *content);
+
+#endif

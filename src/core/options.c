@@ -1,0 +1,219 @@
+/* options.c — generic socket options: libzmq's names, values and defaults. */
+#include "options.h"
+
+#include <errno.h>
+#include <string.h>
+
+#include "zlink.h"
+
+void zl_options_init(zl_options *o, int type)
+{
+    memset(o, 0, sizeof *o);
+    o->type = type;
+    o->sndhwm = 1000;
+    o->rcvhwm = 1000;
+    o->linger = -1;
+    o->sndtimeo = -1;
+    o->rcvtimeo = -1;
+    o->reconnect_ivl = 100;
+    o->reconnect_ivl_max = 0;
+    o->backlog = 100;
+    o->handshake_ivl = 30000;
+    o->heartbeat_ttl = 0;
+    o->heartbeat_timeout = -1;
+    o->sndbuf = -1;
+    o->rcvbuf = -1;
+    o->maxmsgsize = -1;
+}
+
+int zl_option_int(const void *val, size_t len, int *out)
+{
+    if (!val || len != sizeof(int)) {
+        errno = EINVAL;
+        return -1;
+    }
+    memcpy(out, val, sizeof(int));
+    return 0;
+}
+
+int zl_option_put_int(void *val, size_t *len, int value)
+{
+    if (!val || !len || *len < sizeof(int)) {
+        errno = EINVAL;
+        return -1;
+    }
+    memcpy(val, &value, sizeof(int));
+    *len = sizeof(int);
+    return 0;
+}
+
+static int set_blob(zl_blob *blob, const void *val, size_t len)
+{
+    /* libzmq refuses empty ids and ids starting with a zero byte, which it
+     * reserves for generated ones. */
+    if (!val || len == 0 || len > 255 || ((const uint8_t *)val)[0] == 0) {
+        errno = EINVAL;
+        return -1;
+    }
+    blob->len = (uint8_t)len;
+    memcpy(blob->data, val, len);
+    return 0;
+}
+
+static int set_int_at_least(int *field, const void *val, size_t len, int min)
+{
+    int v;
+    if (zl_option_int(val, len, &v) != 0)
+        return -1;
+    if (v < min) {
+        errno = EINVAL;
+        return -1;
+    }
+    *field = v;
+    return 0;
+}
+
+static int set_bool(bool *field, const void *val, size_t len)
+{
+    int v;
+    if (zl_option_int(val, len, &v) != 0)
+        return -1;
+    if (v != 0 && v != 1) {
+        errno = EINVAL;
+        return -1;
+    }
+    *field = v != 0;
+    return 0;
+}
+
+int zl_options_set(zl_options *o, int option, const void *val, size_t len)
+{
+    switch (option) {
+    case ZLINK_SNDHWM:
+        return set_int_at_least(&o->sndhwm, val, len, 0);
+    case ZLINK_RCVHWM:
+        return set_int_at_least(&o->rcvhwm, val, len, 0);
+    case ZLINK_LINGER:
+        return set_int_at_least(&o->linger, val, len, -1);
+    case ZLINK_SNDTIMEO:
+        return set_int_at_least(&o->sndtimeo, val, len, -1);
+    case ZLINK_RCVTIMEO:
+        return set_int_at_least(&o->rcvtimeo, val, len, -1);
+    case ZLINK_RECONNECT_IVL:
+        return set_int_at_least(&o->reconnect_ivl, val, len, -1);
+    case ZLINK_RECONNECT_IVL_MAX:
+        return set_int_at_least(&o->reconnect_ivl_max, val, len, 0);
+    case ZLINK_BACKLOG:
+        return set_int_at_least(&o->backlog, val, len, 0);
+    case ZLINK_HANDSHAKE_IVL:
+        return set_int_at_least(&o->handshake_ivl, val, len, 0);
+    case ZLINK_HEARTBEAT_IVL:
+        return set_int_at_least(&o->heartbeat_ivl, val, len, 0);
+    case ZLINK_HEARTBEAT_TIMEOUT:
+        return set_int_at_least(&o->heartbeat_timeout, val, len, -1);
+    case ZLINK_HEARTBEAT_TTL: {
+        int v;
+        if (zl_option_int(val, len, &v) != 0)
+            return -1;
+        /* Sent in deciseconds in a 16-bit field. */
+        if (v < 0 || v > 6553599) {
+            errno = EINVAL;
+            return -1;
+        }
+        o->heartbeat_ttl = v;
+        return 0;
+    }
+    case ZLINK_SNDBUF:
+        return set_int_at_least(&o->sndbuf, val, len, -1);
+    case ZLINK_RCVBUF:
+        return set_int_at_least(&o->rcvbuf, val, len, -1);
+    case ZLINK_MAXMSGSIZE: {
+        int64_t v;
+        if (!val || len != sizeof v) {
+            errno = EINVAL;
+            return -1;
+        }
+        memcpy(&v, val, sizeof v);
+        if (v < -1) {
+            errno = EINVAL;
+            return -1;
+        }
+        o->maxmsgsize = v;
+        return 0;
+    }
+    case ZLINK_IPV6:
+        return set_bool(&o->ipv6, val, len);
+    case ZLINK_IMMEDIATE:
+        return set_bool(&o->immediate, val, len);
+    case ZLINK_ROUTER_MANDATORY:
+        return set_bool(&o->router_mandatory, val, len);
+    case ZLINK_ROUTING_ID:
+        return set_blob(&o->routing_id, val, len);
+    case ZLINK_CONNECT_ROUTING_ID:
+        return set_blob(&o->connect_routing_id, val, len);
+    default:
+        errno = ENOTSUP;
+        return -1;
+    }
+}
+
+int zl_options_get(const zl_options *o, int option, void *val, size_t *len)
+{
+    switch (option) {
+    case ZLINK_TYPE:
+        return zl_option_put_int(val, len, o->type);
+    case ZLINK_SNDHWM:
+        return zl_option_put_int(val, len, o->sndhwm);
+    case ZLINK_RCVHWM:
+        return zl_option_put_int(val, len, o->rcvhwm);
+    case ZLINK_LINGER:
+        return zl_option_put_int(val, len, o->linger);
+    case ZLINK_SNDTIMEO:
+        return zl_option_put_int(val, len, o->sndtimeo);
+    case ZLINK_RCVTIMEO:
+        return zl_option_put_int(val, len, o->rcvtimeo);
+    case ZLINK_RECONNECT_IVL:
+        return zl_option_put_int(val, len, o->reconnect_ivl);
+    case ZLINK_RECONNECT_IVL_MAX:
+        return zl_option_put_int(val, len, o->reconnect_ivl_max);
+    case ZLINK_BACKLOG:
+        return zl_option_put_int(val, len, o->backlog);
+    case ZLINK_HANDSHAKE_IVL:
+        return zl_option_put_int(val, len, o->handshake_ivl);
+    case ZLINK_HEARTBEAT_IVL:
+        return zl_option_put_int(val, len, o->heartbeat_ivl);
+    case ZLINK_HEARTBEAT_TTL:
+        return zl_option_put_int(val, len, o->heartbeat_ttl);
+    case ZLINK_HEARTBEAT_TIMEOUT:
+        return zl_option_put_int(val, len, o->heartbeat_timeout);
+    case ZLINK_SNDBUF:
+        return zl_option_put_int(val, len, o->sndbuf);
+    case ZLINK_RCVBUF:
+        return zl_option_put_int(val, len, o->rcvbuf);
+    case ZLINK_IPV6:
+        return zl_option_put_int(val, len, o->ipv6);
+    case ZLINK_IMMEDIATE:
+        return zl_option_put_int(val, len, o->immediate);
+    case ZLINK_ROUTER_MANDATORY:
+        return zl_option_put_int(val, len, o->router_mandatory);
+    case ZLINK_MAXMSGSIZE:
+        if (!val || !len || *len < sizeof(int64_t)) {
+            errno = EINVAL;
+            return -1;
+        }
+        memcpy(val, &o->maxmsgsize, sizeof(int64_t));
+        *len = sizeof(int64_t);
+        return 0;
+    case ZLINK_ROUTING_ID:
+        if (!val || !len || *len < o->routing_id.len) {
+            errno = EINVAL;
+            return -1;
+        }
+        memcpy(val, o->routing_id.data, o->routing_id.len);
+        *len = o->routing_id.len;
+        return 0;
+    default:
+        errno = ENOTSUP;
+        return -1;
+    }
+}

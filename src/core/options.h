@@ -1,0 +1,41 @@
+/* options.h — a socket's options with libzmq's defaults; sessions take a
+ * copy when they are created, as libzmq does. */
+#ifndef ZL_OPTIONS_H
+#define ZL_OPTIONS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "pipe.h"
+
+typedef struct zl_options {
+    int type;
+    int sndhwm, rcvhwm;
+    int linger;
+    int sndtimeo, rcvtimeo;
+    int reconnect_ivl, reconnect_ivl_max;
+    int backlog;
+    int handshake_ivl;
+    int heartbeat_ivl, heartbeat_ttl, heartbeat_timeout;
+    int sndbuf, rcvbuf;
+    int64_t maxmsgsize;
+    bool ipv6;
+    bool immediate;
+    bool router_mandatory;
+    zl_blob routing_id;         /* ZLINK_ROUTING_ID: what we announce */
+    zl_blob connect_routing_id; /* consumed by the next connect */
+} zl_options;
+
+void zl_options_init(zl_options *o, int type);
+/* Generic options. Returns 0, or -1 with errno EINVAL (bad value) or
+ * ENOTSUP when the option is not a generic one (the pattern may know it). */
+int zl_options_set(zl_options *o, int option, const void *val, size_t len);
+int zl_options_get(const zl_options *o, int option, void *val, size_t *len);
+
+/* Reads an int option value, checking its length. */
+int zl_option_int(const void *val, size_t len, int *out);
+/* Writes an int result, checking the caller's buffer. */
+int zl_option_put_int(void *val, size_t *len, int value);
+
+#endif

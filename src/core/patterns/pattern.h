@@ -1,0 +1,49 @@
+/* pattern.h — what every socket type implements: how messages are routed
+ * between the application and the socket's pipes. One file per pattern. */
+#ifndef ZL_PATTERN_H
+#define ZL_PATTERN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "pipe.h"
+#include "zlink.h"
+
+struct zl_socket;
+
+typedef struct zl_pattern_ops {
+    int type;
+    size_t state_size; /* zeroed block at socket->pattern */
+    void (*init)(struct zl_socket *s);
+    void (*destroy)(struct zl_socket *s);
+    /* A new pipe; locally_initiated when this socket connected. */
+    void (*attach_pipe)(struct zl_socket *s, zl_pipe *p, bool locally_initiated);
+    /* The pipe is gone: drop every reference to it (the socket releases it
+     * right after). */
+    void (*pipe_terminated)(struct zl_socket *s, zl_pipe *p);
+    /* The pipe has messages again / room again. May be spurious. */
+    void (*read_activated)(struct zl_socket *s, zl_pipe *p);
+    void (*write_activated)(struct zl_socket *s, zl_pipe *p);
+    /* Send one message part (ZL_MSG_MORE in its flags). On success the
+     * message is moved and msg is left empty. -1 with errno EAGAIN when it
+     * would block, or another errno (EHOSTUNREACH, ENOTSUP, EFSM). */
+    int (*send)(struct zl_socket *s, zlink_msg_t *msg);
+    /* Receive one message part into msg (initialised, empty). -1/EAGAIN. */
+    int (*recv)(struct zl_socket *s, zlink_msg_t *msg);
+    bool (*has_in)(struct zl_socket *s);
+    bool (*has_out)(struct zl_socket *s);
+    /* Pattern-specific options; -1 with errno EINVAL when unknown. May be
+     * NULL. */
+    int (*setsockopt)(struct zl_socket *s, int option, const void *val,
+                      size_t len);
+    int (*getsockopt)(struct zl_socket *s, int option, void *val, size_t *len);
+} zl_pattern_ops;
+
+/* Looked up by socket type; NULL when the type is unsupported. */
+const zl_pattern_ops *zl_pattern_for_type(int type);
+
+extern const zl_pattern_ops zl_pair_ops;
+extern const zl_pattern_ops zl_dealer_ops;
+extern const zl_pattern_ops zl_router_ops;
+
+#endif

@@ -1,0 +1,20 @@
+/* pattern_table.c — which pattern implements which socket type. */
+#include <stddef.h>
+
+#include "patterns/pattern.h"
+
+/* A new socket type adds its ops here and its extern in pattern.h. */
+static const zl_pattern_ops *const patterns[] = {
+    &zl_pair_ops,
+    &zl_dealer_ops,
+    &zl_router_ops,
+};
+
+const zl_pattern_ops *zl_pattern_for_type(int type)
+{
+    for (size_t i = 0; i < sizeof patterns / sizeof patterns[0]; i++) {
+        if (patterns[i]->type == type)
+            return patterns[i];
+    }
+    return NULL;
+}

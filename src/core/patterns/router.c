@@ -1,0 +1,503 @@
+/* router.c — ROUTER: the routing table from routing ids to pipes, routing-id
+ * assignment, and the id frame in front of every message. */
+#include <errno.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <uv.h>
+
+#include "fair_queue.h"
+#include "load_balance.h"
+#include "msg.h"
+#include "patterns/pattern.h"
+#include "socket.h"
+
+/* ---- Hashing ---------------------------------------------------------- */
+
+/* Routing ids come from the network, so the table hashes them with
+ * SipHash-1-3 under a random key: a peer cannot pick ids that collide. */
+
+static uint64_t rotl(uint64_t x, int b)
+{
+    return (x << b) | (x >> (64 - b));
+}
+
+static void sip_round(uint64_t v[4])
+{
+    v[0] += v[1];
+    v[1] = rotl(v[1], 13) ^ v[0];
+    v[0] = rotl(v[0], 32);
+    v[2] += v[3];
+    v[3] = rotl(v[3], 16) ^ v[2];
+    v[0] += v[3];
+    v[3] = rotl(v[3], 21) ^ v[0];
+    v[2] += v[1];
+    v[1] = rotl(v[1], 17) ^ v[2];
+    v[2] = rotl(v[2], 32);
+}
+
+static uint64_t load_le64(const uint8_t *b)
+{
+    uint64_t x = 0;
+    for (int i = 7; i >= 0; i--)
+        x = (x << 8) | b[i];
+    return x;
+}
+
+static uint64_t siphash13(const uint64_t key[2], const uint8_t *data,
+                          size_t len)
+{
+    uint64_t v[4] = {
+        key[0] ^ 0x736f6d6570736575ull, key[1] ^ 0x646f72616e646f6dull,
+        key[0] ^ 0x6c7967656e657261ull, key[1] ^ 0x7465646279746573ull};
+    size_t whole = len - len % 8;
+    for (size_t i = 0; i < whole; i += 8) {
+        uint64_t m = load_le64(data + i);
+        v[3] ^= m;
+        sip_round(v);
+        v[0] ^= m;
+    }
+    uint64_t tail = (uint64_t)len << 56;
+    for (size_t i = 0; i < len % 8; i++)
+        tail |= (uint64_t)data[whole + i] << (8 * i);
+    v[3] ^= tail;
+    sip_round(v);
+    v[0] ^= tail;
+    v[2] ^= 0xff;
+    sip_round(v);
+    sip_round(v);
+    sip_round(v);
+    return v[0] ^ v[1] ^ v[2] ^ v[3];
+}
+
+static uint64_t splitmix64(uint64_t *state)
+{
+    uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+static uv_once_t process_seed_once = UV_ONCE_INIT;
+static uint64_t process_seed;
+static atomic_uint_least64_t routers_created;
+
+static void init_process_seed(void)
+{
+    /* One blocking-capable call per process; the clock is the fallback. */
+    if (uv_random(NULL, NULL, &process_seed, sizeof process_seed, 0, NULL) != 0)
+        process_seed = uv_hrtime();
+}
+
+/* Distinct per router even when two are created in the same instant. */
+static uint64_t router_seed(const void *router)
+{
+    uv_once(&process_seed_once, init_process_seed);
+    uint64_t state = process_seed ^ uv_hrtime() ^ (uintptr_t)router;
+    state ^= atomic_fetch_add(&routers_created, 1) * 0x2545f4914f6cdd1dull;
+    return splitmix64(&state);
+}
+
+/* ---- Routing table ---------------------------------------------------- */
+
+/* Open addressing with linear probing over a power-of-two array, at most
+ * half full, with backward-shift deletion (no tombstones). The key is the
+ * pipe's own routing_id, so a slot is a pipe and its cached hash. */
+
+typedef struct route_slot {
+    zl_pipe *pipe; /* NULL: empty */
+    uint64_t hash;
+} route_slot;
+
+typedef struct routing_table {
+    route_slot *slots;
+    size_t mask; /* capacity - 1; capacity 0 when slots is NULL */
+    size_t count;
+    uint64_t key[2];
+} routing_table;
+
+#define ROUTING_TABLE_MIN 16
+
+static uint64_t id_hash(const routing_table *t, const uint8_t *id, size_t len)
+{
+    return siphash13(t->key, id, len);
+}
+
+static bool id_equal(const zl_pipe *p, const uint8_t *id, size_t len)
+{
+    return p->routing_id.len == len && memcmp(p->routing_id.data, id, len) == 0;
+}
+
+static zl_pipe *table_find(const routing_table *t, const uint8_t *id,
+                           size_t len)
+{
+    if (t->count == 0)
+        return NULL;
+    uint64_t hash = id_hash(t, id, len);
+    for (size_t i = hash & t->mask; t->slots[i].pipe != NULL;
+         i = (i + 1) & t->mask) {
+        if (t->slots[i].hash == hash && id_equal(t->slots[i].pipe, id, len))
+            return t->slots[i].pipe;
+    }
+    return NULL;
+}
+
+static void place(route_slot *slots, size_t mask, zl_pipe *p, uint64_t hash)
+{
+    size_t i = hash & mask;
+    while (slots[i].pipe != NULL)
+        i = (i + 1) & mask;
+    slots[i].pipe = p;
+    slots[i].hash = hash;
+}
+
+static int table_grow(routing_table *t)
+{
+    size_t capacity = t->slots ? (t->mask + 1) * 2 : ROUTING_TABLE_MIN;
+    route_slot *slots = calloc(capacity, sizeof *slots);
+    if (slots == NULL) {
+        errno = ENOMEM;
+        return -1;
+    }
+    if (t->slots != NULL) {
+        for (size_t i = 0; i <= t->mask; i++)
+            if (t->slots[i].pipe != NULL)
+                place(slots, capacity - 1, t->slots[i].pipe, t->slots[i].hash);
+        free(t->slots);
+    }
+    t->slots = slots;
+    t->mask = capacity - 1;
+    return 0;
+}
+
+/* p's routing_id must not be in the table yet. */
+static int table_insert(routing_table *t, zl_pipe *p)
+{
+    if (t->slots == NULL || (t->count + 1) * 2 > t->mask + 1) {
+        if (table_grow(t) != 0)
+            return -1;
+    }
+    place(t->slots, t->mask, p,
+          id_hash(t, p->routing_id.data, p->routing_id.len));
+    t->count++;
+    return 0;
+}
+
+/* Does nothing unless p itself is in the table: a refused pipe may carry
+ * the id of another one. */
+static void table_remove(routing_table *t, zl_pipe *p)
+{
+    if (t->count == 0)
+        return;
+    uint64_t hash = id_hash(t, p->routing_id.data, p->routing_id.len);
+    size_t i = hash & t->mask;
+    while (t->slots[i].pipe != p) {
+        if (t->slots[i].pipe == NULL)
+            return;
+        i = (i + 1) & t->mask;
+    }
+    t->count--;
+    /* Pull back every later entry of the probe run that may sit in the
+     * hole, so lookups never need tombstones. */
+    for (;;) {
+        t->slots[i].pipe = NULL;
+        size_t j = i;
+        for (;;) {
+            j = (j + 1) & t->mask;
+            if (t->slots[j].pipe == NULL)
+                return;
+            size_t home = t->slots[j].hash & t->mask;
+            /* The entry at j may move to i unless its home lies
+             * cyclically in (i, j]. */
+            bool stays =
+                i <= j ? (i < home && home <= j) : (i < home || home <= j);
+            if (!stays)
+                break;
+        }
+        t->slots[i] = t->slots[j];
+        i = j;
+    }
+}
+
+static void table_destroy(routing_table *t)
+{
+    free(t->slots);
+    t->slots = NULL;
+    t->mask = 0;
+    t->count = 0;
+}
+
+/* ---- The socket ------------------------------------------------------- */
+
+typedef struct router_state {
+    zl_fair_queue in;
+    /* Under ROUTER_MANDATORY, has_out means "some peer has room": what a
+     * load balancer tracks. Messages never go through it. */
+    zl_load_balance with_room;
+    routing_table table;
+    uint32_t next_auto_id;
+
+    /* Sending: the id frame chose current_out, or NULL to drop. */
+    bool more_out;
+    zl_pipe *current_out;
+
+    /* Receiving: the id frame is handed out before the message's first
+     * part, which waits here with a copy of its pipe's id. */
+    bool more_in; /* the application is inside a message */
+    bool pending;
+    bool pending_id_sent;
+    zl_blob pending_id;
+    zlink_msg_t pending_part;
+} router_state;
+
+static router_state *state_of(zl_socket *s)
+{
+    return s->pattern;
+}
+
+static void router_init(zl_socket *s)
+{
+    router_state *r = state_of(s);
+    zl_fair_queue_init(&r->in);
+    zl_load_balance_init(&r->with_room);
+    uint64_t seed = router_seed(r);
+    r->table.key[0] = splitmix64(&seed);
+    r->table.key[1] = splitmix64(&seed);
+    /* libzmq starts its generated ids at a random value too. */
+    r->next_auto_id = (uint32_t)splitmix64(&seed);
+    zlink_msg_init(&r->pending_part);
+}
+
+static void router_destroy(zl_socket *s)
+{
+    router_state *r = state_of(s);
+    zl_fair_queue_destroy(&r->in);
+    zl_load_balance_destroy(&r->with_room);
+    table_destroy(&r->table);
+    zlink_msg_close(&r->pending_part);
+}
+
+/* libzmq's generated ids: a zero byte (reserved, no application may pick
+ * it) and a big-endian counter. Network peers may still announce such an
+ * id, so one in use is skipped. */
+static void assign_auto_id(router_state *r, zl_pipe *p)
+{
+    do {
+        uint32_t n = r->next_auto_id++;
+        p->routing_id.len = 5;
+        p->routing_id.data[0] = 0;
+        p->routing_id.data[1] = (uint8_t)(n >> 24);
+        p->routing_id.data[2] = (uint8_t)(n >> 16);
+        p->routing_id.data[3] = (uint8_t)(n >> 8);
+        p->routing_id.data[4] = (uint8_t)n;
+    } while (table_find(&r->table, p->routing_id.data, 5) != NULL);
+}
+
+static void router_attach_pipe(zl_socket *s, zl_pipe *p, bool locally_initiated)
+{
+    router_state *r = state_of(s);
+    /* A second peer announcing an id in use gets a generated one, so
+     * that it is reachable and the first keeps its own. */
+    if (p->routing_id.len == 0 ||
+        table_find(&r->table, p->routing_id.data, p->routing_id.len) != NULL)
+        assign_auto_id(r, p);
+    if (table_insert(&r->table, p) == 0) {
+        if (zl_fair_queue_attach(&r->in, p) == 0) {
+            if (zl_load_balance_attach(&r->with_room, p) == 0)
+                return;
+            zl_fair_queue_remove(&r->in, p);
+        }
+        table_remove(&r->table, p);
+    }
+    /* Out of memory: a pipe we cannot track is closed rather than left
+     * half attached. read_activated finishes it off. */
+    zl_pipe_terminate(p);
+    zl_discard_input(p);
+}
+
+static void router_pipe_terminated(zl_socket *s, zl_pipe *p)
+{
+    router_state *r = state_of(s);
+    if (p == r->current_out) {
+        /* Its unfinished message is dropped whole: the parts already
+         * written now, the rest as they come. */
+        zl_pipe_rollback(p);
+        r->current_out = NULL;
+    }
+    table_remove(&r->table, p);
+    zl_fair_queue_remove(&r->in, p);
+    zl_load_balance_remove(&r->with_room, p);
+}
+
+static void router_read_activated(zl_socket *s, zl_pipe *p)
+{
+    router_state *r = state_of(s);
+    if (zl_fair_queue_contains(&r->in, p))
+        zl_fair_queue_activate(&r->in, p);
+    else if (zl_discard_input(p))
+        zl_socket_pipe_done(s, p);
+}
+
+static void router_write_activated(zl_socket *s, zl_pipe *p)
+{
+    zl_load_balance_activate(&state_of(s)->with_room, p);
+}
+
+static void drop(zlink_msg_t *msg)
+{
+    zlink_msg_close(msg);
+    zlink_msg_init(msg);
+}
+
+/* The first part names the peer. Without ROUTER_MANDATORY a message for an
+ * unknown or full peer is dropped whole; with it, the application hears
+ * about it and keeps its message. */
+static int send_routing_id(zl_socket *s, router_state *r, zlink_msg_t *msg)
+{
+    /* libzmq ignores an id frame with nothing after it. */
+    if (!(zl_msg_flags(msg) & ZL_MSG_MORE)) {
+        drop(msg);
+        return 0;
+    }
+    bool mandatory = s->options.router_mandatory;
+    zl_pipe *p =
+        table_find(&r->table, zlink_msg_data(msg), zlink_msg_size(msg));
+    if (p == NULL && mandatory) {
+        errno = EHOSTUNREACH;
+        return -1;
+    }
+    if (p != NULL && !zl_pipe_check_write(p)) {
+        if (mandatory) {
+            errno = EAGAIN;
+            return -1;
+        }
+        p = NULL;
+    }
+    r->current_out = p;
+    r->more_out = true;
+    drop(msg);
+    return 0;
+}
+
+static int router_send(zl_socket *s, zlink_msg_t *msg)
+{
+    router_state *r = state_of(s);
+    if (!r->more_out)
+        return send_routing_id(s, r, msg);
+
+    r->more_out = (zl_msg_flags(msg) & ZL_MSG_MORE) != 0;
+    zl_pipe *p = r->current_out;
+    if (p == NULL) {
+        drop(msg);
+        return 0;
+    }
+    if (!zl_pipe_write(p, msg)) {
+        /* Room was checked at the id frame: the pipe was terminated since,
+         * or is out of memory. Either way the message is lost whole. */
+        zl_pipe_rollback(p);
+        r->current_out = NULL;
+        drop(msg);
+        return 0;
+    }
+    if (!r->more_out) {
+        zl_pipe_flush(p);
+        r->current_out = NULL;
+    }
+    return 0;
+}
+
+/* The next part from the pipes. libzmq skips routing-id messages, which
+ * a reconnecting peer's session may repeat; the id itself is the pipe's
+ * routing_id. */
+static int read_part(zl_socket *s, router_state *r, zlink_msg_t *msg,
+                     zl_pipe **from)
+{
+    for (;;) {
+        if (zl_fair_queue_recv(&r->in, s, msg, from) != 0)
+            return -1;
+        if (!(zl_msg_flags(msg) & ZL_MSG_ROUTING_ID))
+            return 0;
+        drop(msg);
+    }
+}
+
+/* Holds a message's first part back until its id frame has been taken. */
+static void hold_first_part(router_state *r, zlink_msg_t *part,
+                            const zl_pipe *from)
+{
+    zlink_msg_move(&r->pending_part, part);
+    r->pending_id.len = from->routing_id.len;
+    memcpy(r->pending_id.data, from->routing_id.data, from->routing_id.len);
+    r->pending = true;
+    r->pending_id_sent = false;
+}
+
+static int router_recv(zl_socket *s, zlink_msg_t *msg)
+{
+    router_state *r = state_of(s);
+    if (!r->pending) {
+        zl_pipe *from = NULL;
+        if (read_part(s, r, msg, &from) != 0)
+            return -1;
+        if (r->more_in) {
+            r->more_in = (zl_msg_flags(msg) & ZL_MSG_MORE) != 0;
+            return 0;
+        }
+        hold_first_part(r, msg, from);
+    }
+    if (!r->pending_id_sent) {
+        if (zlink_msg_init_size(msg, r->pending_id.len) != 0) {
+            zlink_msg_init(msg);
+            return -1;
+        }
+        memcpy(zlink_msg_data(msg), r->pending_id.data, r->pending_id.len);
+        zl_msg_set_flags(msg, ZL_MSG_MORE);
+        r->pending_id_sent = true;
+        r->more_in = true;
+        return 0;
+    }
+    zlink_msg_move(msg, &r->pending_part);
+    r->pending = false;
+    r->more_in = (zl_msg_flags(msg) & ZL_MSG_MORE) != 0;
+    return 0;
+}
+
+static bool router_has_in(zl_socket *s)
+{
+    router_state *r = state_of(s);
+    if (r->more_in || r->pending)
+        return true;
+    zl_pipe *from = NULL;
+    zlink_msg_t part;
+    zlink_msg_init(&part);
+    if (read_part(s, r, &part, &from) != 0)
+        return false;
+    hold_first_part(r, &part, from);
+    return true;
+}
+
+static bool router_has_out(zl_socket *s)
+{
+    /* Without ROUTER_MANDATORY a send always succeeds. With it, libzmq
+     * reports whether any peer has room. */
+    return !s->options.router_mandatory ||
+           zl_load_balance_has_out(&state_of(s)->with_room);
+}
+
+const zl_pattern_ops zl_router_ops = {
+    .type = ZLINK_ROUTER,
+    .state_size = sizeof(router_state),
+    .init = router_init,
+    .destroy = router_destroy,
+    .attach_pipe = router_attach_pipe,
+    .pipe_terminated = router_pipe_terminated,
+    .read_activated = router_read_activated,
+    .write_activated = router_write_activated,
+    .send = router_send,
+    .recv = router_recv,
+    .has_in = router_has_in,
+    .has_out = router_has_out,
+    .setsockopt = NULL,
+    .getsockopt = NULL,
+};

@@ -1,0 +1,458 @@
+/* pipe.c — the two lock-free message queues of a pipe pair, their sleep and
+ * high-water-mark handshakes, and the commands and references around them. */
+#include "pipe.h"
+
+#include <errno.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "msg.h"
+
+/* 256 messages of 64 bytes: 16 KiB, as libzmq's message_pipe_granularity.
+ * Fewer chunk changes per message, at the price of the memory of one chunk
+ * per direction even for an idle pipe. */
+#define CHUNK_MSGS 256
+
+/* Keeps the fields that one thread writes off the cache lines that the other
+ * thread writes. malloc's alignment is less than a line, so the gap is a
+ * whole line rather than an alignment. */
+#define CACHE_LINE 64
+
+typedef struct zl_chunk {
+    zlink_msg_t msgs[CHUNK_MSGS];
+    struct zl_chunk *next;
+} zl_chunk;
+
+/* One direction. Positions are counted in message parts since creation, so
+ * "how many are there" is always a subtraction. The delimiter is one part
+ * but never a message. */
+struct zl_msg_queue {
+    /* Writer's thread only. */
+    zl_chunk *write_chunk;
+    int write_pos;          /* always a free slot, except after the delimiter */
+    zl_chunk *start_chunk;  /* first part of the unfinished message */
+    int start_pos;
+    uint64_t written_parts; /* everything written, finished or not */
+    uint64_t complete_parts; /* up to the end of the last whole message */
+    uint64_t flushed_parts;  /* what the last flush published */
+    uint64_t written_msgs;
+    uint64_t read_msgs_seen; /* a lower bound of msgs_read */
+    uint64_t hwm;            /* 0: no limit */
+
+    /* Written by the writer, read by the reader. */
+    char gap0[CACHE_LINE];
+    atomic_uint_least64_t published;      /* parts the reader may take */
+    atomic_uint_least64_t published_msgs; /* whole messages among them */
+
+    /* Reader's thread only, and what it writes for the writer. */
+    char gap1[CACHE_LINE];
+    zl_chunk *read_chunk;
+    int read_pos;
+    uint64_t read_parts;
+    uint64_t read_limit; /* the last value of published we loaded */
+    uint64_t read_msgs;
+    uint64_t lwm;
+    atomic_uint_least64_t msgs_read;
+
+    /* The handshakes: each is armed by one side and disarmed by whichever
+     * side wins the exchange, so each arming produces at most one command. */
+    char gap2[CACHE_LINE];
+    atomic_int reader_asleep;
+    atomic_int writer_waiting;
+
+    /* The reader parks the chunk it leaves here and the writer takes it
+     * back, so a pipe at steady state does not call malloc. */
+    char gap3[CACHE_LINE];
+    _Atomic(zl_chunk *) spare;
+    char gap4[CACHE_LINE];
+};
+
+struct zl_pipe_shared {
+    atomic_int refs; /* two ends + one per queued command */
+    /* Orders "is this end released" against "send a command to it". */
+    uv_mutex_t lock;
+    struct zl_pipe a, b;
+    struct zl_msg_queue a_to_b, b_to_a;
+};
+
+static int queue_init(struct zl_msg_queue *q, int hwm)
+{
+    memset(q, 0, sizeof *q);
+    zl_chunk *chunk = malloc(sizeof *chunk);
+    if (chunk == NULL)
+        return -1;
+    chunk->next = NULL;
+    q->write_chunk = chunk;
+    q->start_chunk = chunk;
+    q->read_chunk = chunk;
+    q->hwm = (uint64_t)hwm;
+    q->lwm = (q->hwm + 1) / 2;
+    atomic_init(&q->published, 0);
+    atomic_init(&q->published_msgs, 0);
+    atomic_init(&q->msgs_read, 0);
+    atomic_init(&q->reader_asleep, 0);
+    atomic_init(&q->writer_waiting, 0);
+    atomic_init(&q->spare, NULL);
+    return 0;
+}
+
+/* Closes every part still in the queue, published or not, and frees the
+ * chunks. Both ends are gone, so there is no one to race with. */
+static void queue_destroy(struct zl_msg_queue *q)
+{
+    zl_chunk *chunk = q->read_chunk;
+    int pos = q->read_pos;
+    for (uint64_t n = q->written_parts - q->read_parts; n > 0; n--) {
+        if (pos == CHUNK_MSGS) {
+            chunk = chunk->next;
+            pos = 0;
+        }
+        zlink_msg_close(&chunk->msgs[pos++]);
+    }
+    /* The chain from the read chunk holds everything the writer linked,
+     * including chunks left behind by a rollback. */
+    chunk = q->read_chunk;
+    while (chunk != NULL) {
+        zl_chunk *next = chunk->next;
+        free(chunk);
+        chunk = next;
+    }
+    free(atomic_load_explicit(&q->spare, memory_order_acquire));
+}
+
+static void end_init(zl_pipe *p, struct zl_pipe_shared *shared, zl_pipe *peer,
+                     struct zl_msg_queue *in, struct zl_msg_queue *out)
+{
+    memset(p, 0, sizeof *p);
+    p->shared = shared;
+    p->peer = peer;
+    p->in = in;
+    p->out = out;
+}
+
+int zl_pipe_pair(zl_pipe **a, zl_pipe **b, int a_to_b_hwm, int b_to_a_hwm)
+{
+    if (a_to_b_hwm < 0 || b_to_a_hwm < 0) {
+        errno = EINVAL;
+        return -1;
+    }
+    struct zl_pipe_shared *s = malloc(sizeof *s);
+    if (s == NULL)
+        goto nomem;
+    if (queue_init(&s->a_to_b, a_to_b_hwm) != 0)
+        goto free_shared;
+    if (queue_init(&s->b_to_a, b_to_a_hwm) != 0)
+        goto free_a_to_b;
+    if (uv_mutex_init(&s->lock) != 0)
+        goto free_b_to_a;
+    atomic_init(&s->refs, 2);
+    end_init(&s->a, s, &s->b, &s->b_to_a, &s->a_to_b);
+    end_init(&s->b, s, &s->a, &s->a_to_b, &s->b_to_a);
+    *a = &s->a;
+    *b = &s->b;
+    return 0;
+
+free_b_to_a:
+    queue_destroy(&s->b_to_a);
+free_a_to_b:
+    queue_destroy(&s->a_to_b);
+free_shared:
+    free(s);
+nomem:
+    errno = ENOMEM;
+    return -1;
+}
+
+void zl_pipe_set_owner(zl_pipe *p, zl_mailbox *mailbox, void *owner)
+{
+    uv_mutex_lock(&p->shared->lock);
+    p->mailbox = mailbox;
+    p->owner = owner;
+    uv_mutex_unlock(&p->shared->lock);
+}
+
+/* Sends a command for end `to` to its owner, unless that end is released:
+ * the check and the send are one step under the lock, so once release has
+ * returned no new command for the end can appear. */
+static void send_cmd(zl_pipe *to, zl_cmd_type type)
+{
+    struct zl_pipe_shared *s = to->shared;
+    uv_mutex_lock(&s->lock);
+    if (!to->released && to->mailbox != NULL) {
+        zl_cmd cmd = {.type = type, .target = to->owner, .pipe = to};
+        zl_pipe_ref(to);
+        zl_mailbox_send(to->mailbox, &cmd);
+    }
+    uv_mutex_unlock(&s->lock);
+}
+
+void zl_pipe_ref(zl_pipe *p)
+{
+    /* Relaxed: a new reference is always made from an existing one. */
+    atomic_fetch_add_explicit(&p->shared->refs, 1, memory_order_relaxed);
+}
+
+void zl_pipe_unref(zl_pipe *p)
+{
+    struct zl_pipe_shared *s = p->shared;
+    /* acq_rel: whoever frees must see every write both threads made. */
+    if (atomic_fetch_sub_explicit(&s->refs, 1, memory_order_acq_rel) != 1)
+        return;
+    queue_destroy(&s->a_to_b);
+    queue_destroy(&s->b_to_a);
+    uv_mutex_destroy(&s->lock);
+    free(s);
+}
+
+bool zl_pipe_cmd_live(const zl_pipe *p)
+{
+    /* Only the owner sets released, and only the owner asks. */
+    return !p->released;
+}
+
+void zl_pipe_release(zl_pipe *p)
+{
+    uv_mutex_lock(&p->shared->lock);
+    p->released = true;
+    uv_mutex_unlock(&p->shared->lock);
+    zl_pipe_unref(p);
+}
+
+/* ---- Writing ---------------------------------------------------------- */
+
+/* A chunk for the writer to move into: one left linked by a rollback, the
+ * spare the reader parked, or a new one. */
+static bool ensure_next_chunk(struct zl_msg_queue *q)
+{
+    if (q->write_chunk->next != NULL)
+        return true;
+    /* acq_rel: the reader's last look at this chunk happens before our
+     * writes into it. */
+    zl_chunk *chunk =
+        atomic_exchange_explicit(&q->spare, NULL, memory_order_acq_rel);
+    if (chunk == NULL) {
+        chunk = malloc(sizeof *chunk);
+        if (chunk == NULL)
+            return false;
+    }
+    chunk->next = NULL;
+    q->write_chunk->next = chunk;
+    return true;
+}
+
+bool zl_pipe_check_write(zl_pipe *p)
+{
+    struct zl_msg_queue *q = p->out;
+    if (p->terminated)
+        return false;
+    if (q->hwm == 0 || q->written_msgs - q->read_msgs_seen < q->hwm)
+        return true;
+    q->read_msgs_seen =
+        atomic_load_explicit(&q->msgs_read, memory_order_relaxed);
+    if (q->written_msgs - q->read_msgs_seen < q->hwm)
+        return true;
+
+    /* Full. The reader can only drain (and so wake us) what is published. */
+    zl_pipe_flush(p);
+    atomic_store_explicit(&q->writer_waiting, 1, memory_order_relaxed);
+    /* Pairs with the reader's fence: either the reader sees our flag, or we
+     * see the messages it read before looking. */
+    atomic_thread_fence(memory_order_seq_cst);
+    q->read_msgs_seen =
+        atomic_load_explicit(&q->msgs_read, memory_order_relaxed);
+    if (q->written_msgs - q->read_msgs_seen < q->hwm) {
+        /* If the reader won the exchange, its ACTIVATE_WRITE is spurious. */
+        atomic_exchange_explicit(&q->writer_waiting, 0, memory_order_relaxed);
+        return true;
+    }
+    return false;
+}
+
+bool zl_pipe_write(zl_pipe *p, zlink_msg_t *msg)
+{
+    struct zl_msg_queue *q = p->out;
+    if (p->terminated)
+        return false;
+    /* Linking the next chunk before filling the last slot keeps write_pos
+     * on a free slot, so the delimiter never needs memory. */
+    if (q->write_pos == CHUNK_MSGS - 1 && !ensure_next_chunk(q)) {
+        errno = ENOMEM;
+        return false;
+    }
+    if (!p->in_message) {
+        q->start_chunk = q->write_chunk;
+        q->start_pos = q->write_pos;
+    }
+    zlink_msg_t *slot = &q->write_chunk->msgs[q->write_pos];
+    memcpy(slot, msg, sizeof *slot);
+    zlink_msg_init(msg);
+    if (++q->write_pos == CHUNK_MSGS) {
+        q->write_chunk = q->write_chunk->next;
+        q->write_pos = 0;
+    }
+    q->written_parts++;
+    p->in_message = (zl_msg_cof(slot)->flags & ZL_MSG_MORE) != 0;
+    if (!p->in_message) {
+        q->complete_parts = q->written_parts;
+        q->written_msgs++;
+    }
+    return true;
+}
+
+void zl_pipe_flush(zl_pipe *p)
+{
+    struct zl_msg_queue *q = p->out;
+    if (q->complete_parts == q->flushed_parts)
+        return;
+    q->flushed_parts = q->complete_parts;
+    atomic_store_explicit(&q->published_msgs, q->written_msgs,
+                          memory_order_relaxed);
+    atomic_store_explicit(&q->published, q->complete_parts,
+                          memory_order_release);
+    /* Pairs with the reader's fence: either it sees what we published, or
+     * we see that it went to sleep. */
+    atomic_thread_fence(memory_order_seq_cst);
+    if (atomic_load_explicit(&q->reader_asleep, memory_order_relaxed) &&
+        atomic_exchange_explicit(&q->reader_asleep, 0, memory_order_relaxed))
+        send_cmd(p->peer, ZL_CMD_ACTIVATE_READ);
+}
+
+void zl_pipe_rollback(zl_pipe *p)
+{
+    struct zl_msg_queue *q = p->out;
+    p->in_message = false;
+    if (q->written_parts == q->complete_parts)
+        return;
+    zl_chunk *chunk = q->start_chunk;
+    int pos = q->start_pos;
+    for (uint64_t n = q->written_parts - q->complete_parts; n > 0; n--) {
+        zlink_msg_close(&chunk->msgs[pos]);
+        if (++pos == CHUNK_MSGS) {
+            chunk = chunk->next;
+            pos = 0;
+        }
+    }
+    /* Chunks entered since the start stay linked for the next writes. */
+    q->write_chunk = q->start_chunk;
+    q->write_pos = q->start_pos;
+    q->written_parts = q->complete_parts;
+}
+
+/* ---- Reading ---------------------------------------------------------- */
+
+/* Sends the writer its credit when it waits and we are at the low-water
+ * mark. A stale count only makes the wakeup early, which is allowed. */
+static void maybe_activate_writer(zl_pipe *p)
+{
+    struct zl_msg_queue *q = p->in;
+    uint64_t queued =
+        atomic_load_explicit(&q->published_msgs, memory_order_relaxed) -
+        q->read_msgs;
+    if (queued > q->lwm)
+        return;
+    if (atomic_exchange_explicit(&q->writer_waiting, 0, memory_order_relaxed))
+        send_cmd(p->peer, ZL_CMD_ACTIVATE_WRITE);
+}
+
+/* Loads what the writer published. Finding nothing puts this end to sleep:
+ * the flag is raised first and the queue looked at again, so a flush that
+ * raced with us either is seen here or sees the flag. */
+static bool refill(zl_pipe *p)
+{
+    struct zl_msg_queue *q = p->in;
+    q->read_limit = atomic_load_explicit(&q->published, memory_order_acquire);
+    if (q->read_limit != q->read_parts)
+        return true;
+
+    atomic_store_explicit(&q->reader_asleep, 1, memory_order_relaxed);
+    atomic_thread_fence(memory_order_seq_cst);
+    q->read_limit = atomic_load_explicit(&q->published, memory_order_acquire);
+    if (q->read_limit != q->read_parts) {
+        /* If the writer won the exchange, its ACTIVATE_READ is spurious. */
+        atomic_exchange_explicit(&q->reader_asleep, 0, memory_order_relaxed);
+        return true;
+    }
+    /* The per-message check below reads the writer's flag without a fence,
+     * so it may miss it; after the fence above it cannot, and an empty
+     * queue is surely under the low-water mark. */
+    if (atomic_load_explicit(&q->writer_waiting, memory_order_relaxed))
+        maybe_activate_writer(p);
+    return false;
+}
+
+/* Hands the reader's old chunk to the writer as its spare. */
+static void recycle_chunk(struct zl_msg_queue *q, zl_chunk *chunk)
+{
+    zl_chunk *old =
+        atomic_exchange_explicit(&q->spare, chunk, memory_order_acq_rel);
+    free(old);
+}
+
+zl_pipe_read_result zl_pipe_read(zl_pipe *p, zlink_msg_t *msg)
+{
+    struct zl_msg_queue *q = p->in;
+    if (p->closed)
+        return ZL_PIPE_CLOSED;
+    if (q->read_parts == q->read_limit && !refill(p))
+        return ZL_PIPE_EMPTY;
+
+    if (q->read_pos == CHUNK_MSGS) {
+        zl_chunk *next = q->read_chunk->next;
+        recycle_chunk(q, q->read_chunk);
+        q->read_chunk = next;
+        q->read_pos = 0;
+    }
+    memcpy(msg, &q->read_chunk->msgs[q->read_pos++], sizeof *msg);
+    q->read_parts++;
+
+    const zl_msg *m = zl_msg_cof(msg);
+    if (m->kind == ZL_MSG_DELIMITER) {
+        p->closed = true;
+        return ZL_PIPE_CLOSED;
+    }
+    if (!(m->flags & ZL_MSG_MORE)) {
+        q->read_msgs++;
+        /* Relaxed store and load: a plain move each on x86. Missing the
+         * writer's flag here is repaired by the fenced check in refill()
+         * before this end sleeps. */
+        atomic_store_explicit(&q->msgs_read, q->read_msgs,
+                              memory_order_relaxed);
+        if (atomic_load_explicit(&q->writer_waiting, memory_order_relaxed))
+            maybe_activate_writer(p);
+    }
+    return ZL_PIPE_MSG;
+}
+
+bool zl_pipe_check_read(zl_pipe *p)
+{
+    struct zl_msg_queue *q = p->in;
+    if (p->closed)
+        return true;
+    return q->read_parts != q->read_limit || refill(p);
+}
+
+uint64_t zl_pipe_readable_count(zl_pipe *p)
+{
+    struct zl_msg_queue *q = p->in;
+    return atomic_load_explicit(&q->published_msgs, memory_order_relaxed) -
+           q->read_msgs;
+}
+
+/* ---- Termination ------------------------------------------------------ */
+
+void zl_pipe_terminate(zl_pipe *p)
+{
+    struct zl_msg_queue *q = p->out;
+    if (p->terminated)
+        return;
+    zl_pipe_rollback(p);
+    /* write_pos is a free slot (see zl_pipe_write); the delimiter is the last
+     * part ever written, so it may leave write_pos at the chunk's end. */
+    zl_msg_init_delimiter(&q->write_chunk->msgs[q->write_pos++]);
+    q->written_parts++;
+    q->complete_parts = q->written_parts;
+    p->terminated = true;
+    zl_pipe_flush(p);
+    send_cmd(p->peer, ZL_CMD_PIPE_TERM);
+}

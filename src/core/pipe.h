@@ -1,0 +1,106 @@
+/* pipe.h — one end of a bidirectional message pipe between a socket and a
+ * session, or between two inproc sockets (DESIGN.md §5).
+ *
+ * Each direction is a single-producer/single-consumer lock-free queue of
+ * messages in chunks. A reader that finds its queue empty goes to sleep and
+ * the writer's flush then sends one ZL_CMD_ACTIVATE_READ: one wakeup per
+ * sleep, not one per message. The high-water mark counts whole messages; a
+ * writer that hits it gets one ZL_CMD_ACTIVATE_WRITE once the reader has
+ * drained the queue to the low-water mark (HWM/2).
+ *
+ * Termination is in-band: zl_pipe_terminate() writes a delimiter after the
+ * messages already queued and sends ZL_CMD_PIPE_TERM to the peer's owner,
+ * which reads up to the delimiter (ZL_PIPE_CLOSED) and then releases. The
+ * shared memory goes away when both ends are released and no command refers
+ * to it.
+ *
+ * Every function is called by the thread that owns this end, except where
+ * marked. */
+#ifndef ZL_PIPE_H
+#define ZL_PIPE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "mailbox.h"
+#include "zlink.h"
+
+typedef struct zl_pipe zl_pipe;
+struct zl_pipe_shared;
+struct zl_msg_queue;
+
+typedef enum zl_pipe_read_result {
+    ZL_PIPE_MSG,    /* *msg holds the next message part */
+    ZL_PIPE_EMPTY,  /* nothing now; this end sleeps until ACTIVATE_READ */
+    ZL_PIPE_CLOSED  /* the peer's delimiter: nothing will ever come */
+} zl_pipe_read_result;
+
+/* A routing id of up to 255 bytes. */
+typedef struct zl_blob {
+    uint8_t len;
+    uint8_t data[255];
+} zl_blob;
+
+struct zl_pipe {
+    /* Free for the owner's use (pattern state, session pointer, …). */
+    void *user;
+    int user_flags;
+    size_t user_index;
+    zl_blob routing_id;
+    size_t owner_index; /* slot in the owning socket's pipe list */
+
+    /* Private to pipe.c. */
+    struct zl_pipe_shared *shared;
+    zl_pipe *peer;
+    struct zl_msg_queue *in;  /* we read */
+    struct zl_msg_queue *out; /* we write */
+    zl_mailbox *mailbox;      /* where commands for this end go */
+    void *owner;              /* cmd.target of those commands */
+    bool terminated;          /* we wrote our delimiter */
+    bool closed;              /* we read the peer's delimiter */
+    bool released;
+    bool in_message;          /* the last write had MORE set */
+};
+
+/* Creates both ends. hwm 0 means no limit. a_to_b_hwm limits messages that
+ * a writes and b reads. Both ends start without an owner: set it before the
+ * first command can be sent, i.e. before handing the end to another
+ * thread. */
+int zl_pipe_pair(zl_pipe **a, zl_pipe **b, int a_to_b_hwm, int b_to_a_hwm);
+void zl_pipe_set_owner(zl_pipe *p, zl_mailbox *mailbox, void *owner);
+
+/* Writing. */
+/* True when a new message may start: under the HWM and not terminated.
+ * False at HWM arms one ZL_CMD_ACTIVATE_WRITE. */
+bool zl_pipe_check_write(zl_pipe *p);
+/* Moves msg into the pipe; msg is left as an empty message. The reader sees
+ * nothing of a multipart message until its last part is written and flushed.
+ * Returns false (msg untouched) after terminate. */
+bool zl_pipe_write(zl_pipe *p, zlink_msg_t *msg);
+/* Publishes complete messages; wakes a sleeping reader. */
+void zl_pipe_flush(zl_pipe *p);
+/* Drops the parts of an unfinished multipart message. */
+void zl_pipe_rollback(zl_pipe *p);
+
+/* Reading. */
+zl_pipe_read_result zl_pipe_read(zl_pipe *p, zlink_msg_t *msg);
+/* True when a message part or the delimiter is ready. False puts this end to
+ * sleep, as ZL_PIPE_EMPTY does. */
+bool zl_pipe_check_read(zl_pipe *p);
+/* Messages queued for this end to read (complete ones only). */
+uint64_t zl_pipe_readable_count(zl_pipe *p);
+
+/* Termination. */
+void zl_pipe_terminate(zl_pipe *p);
+/* This end is done. No command for it will be delivered after this (those
+ * in flight are discarded by zl_pipe_cmd_live). */
+void zl_pipe_release(zl_pipe *p);
+
+/* Commands carry a reference to the end they are for. The receiver calls
+ * zl_pipe_cmd_live() first (false: the end was released, ignore it) and
+ * zl_pipe_unref() when done. */
+bool zl_pipe_cmd_live(const zl_pipe *p);
+void zl_pipe_ref(zl_pipe *p);
+void zl_pipe_unref(zl_pipe *p);
+
+#endif

@@ -1,0 +1,394 @@
+/* session.c — one connection's life on its I/O thread: connecting and
+ * reconnecting with backoff, the pipe to the socket, the engine, linger, and
+ * the partial messages a dropped connection leaves behind. */
+#include "session.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine.h"
+#include "monitor.h"
+#include "msg.h"
+#include "socket.h"
+#include "transport/listener.h"
+
+static void start_connect(zl_session *s);
+static void destroy(zl_session *s);
+
+static const zl_io_object_ops session_ops;
+
+int zl_session_socket_type(const zl_session *s) { return s->options.type; }
+
+zl_socket *zl_session_socket(zl_session *s) { return s->socket; }
+
+/* ---- the pipe ---- */
+
+/* Pipe HWMs between socket and session: SNDHWM limits what the socket
+ * queues for the wire, RCVHWM what the wire queues for the application. */
+static int create_pipe(zl_session *s, zl_pipe **socket_end)
+{
+    zl_pipe *ours;
+    if (zl_pipe_pair(socket_end, &ours, s->options.sndhwm,
+                     s->options.rcvhwm) != 0)
+        return -1;
+    zl_pipe_set_owner(*socket_end, &s->socket->mailbox, s->socket);
+    zl_pipe_set_owner(ours, &s->base.thread->mailbox, s);
+    s->pipe = ours;
+    return 0;
+}
+
+static void send_to_socket(zl_session *s, zl_cmd_type type, zl_pipe *p)
+{
+    zl_cmd cmd = {.type = type,
+                  .target = s->socket,
+                  .pipe = p,
+                  .arg = s->connect_side};
+    if (p)
+        zl_pipe_ref(p);
+    zl_mailbox_send(&s->socket->mailbox, &cmd);
+}
+
+/* Removes what a dropped connection left half done, so that the next
+ * connection starts at a message boundary in both directions. */
+static void clean_partial_messages(zl_session *s)
+{
+    if (!s->pipe)
+        return;
+    if (s->in_in_message) {
+        zl_pipe_rollback(s->pipe);
+        s->in_in_message = false;
+    }
+    while (s->out_in_message) {
+        zlink_msg_t msg;
+        zlink_msg_init(&msg);
+        if (zl_pipe_read(s->pipe, &msg) != ZL_PIPE_MSG)
+            break;
+        s->out_in_message = (zl_msg_flags(&msg) & ZL_MSG_MORE) != 0;
+        zlink_msg_close(&msg);
+    }
+    s->out_in_message = false;
+}
+
+static void close_pipe(zl_session *s)
+{
+    if (!s->pipe)
+        return;
+    zl_pipe_terminate(s->pipe);
+    zl_pipe_release(s->pipe);
+    s->pipe = NULL;
+}
+
+/* ---- called by the engine ---- */
+
+void zl_session_engine_ready(zl_session *s, const zl_blob *peer_routing_id)
+{
+    zl_monitor_event(s->socket, ZLINK_EVENT_HANDSHAKE_SUCCEEDED, 0,
+                     s->endpoint);
+    s->reconnect_ivl_now = s->options.reconnect_ivl;
+    if (s->pipe)
+        return;
+    zl_pipe *socket_end;
+    if (create_pipe(s, &socket_end) != 0) {
+        zl_engine_destroy(s->engine);
+        s->engine = NULL;
+        return;
+    }
+    /* CONNECT_ROUTING_ID names this peer on our side, whatever it
+     * announced. */
+    socket_end->routing_id = s->options.connect_routing_id.len
+                                 ? s->options.connect_routing_id
+                                 : *peer_routing_id;
+    send_to_socket(s, ZL_CMD_ATTACH_PIPE, socket_end);
+}
+
+int zl_session_pull(zl_session *s, zlink_msg_t *msg)
+{
+    if (!s->pipe || s->pipe_closed)
+        return ZL_PIPE_EMPTY;
+    zl_pipe_read_result r = zl_pipe_read(s->pipe, msg);
+    if (r == ZL_PIPE_MSG)
+        s->out_in_message = (zl_msg_flags(msg) & ZL_MSG_MORE) != 0;
+    else if (r == ZL_PIPE_CLOSED)
+        s->pipe_closed = true;
+    return r;
+}
+
+bool zl_session_push(zl_session *s, zlink_msg_t *msg)
+{
+    if (!s->pipe || s->pipe->terminated) {
+        /* Nobody will read it: drop, as there is no one to keep it for. */
+        zlink_msg_close(msg);
+        zlink_msg_init(msg);
+        return true;
+    }
+    if (!s->in_in_message && !zl_pipe_check_write(s->pipe))
+        return false;
+    s->in_in_message = (zl_msg_flags(msg) & ZL_MSG_MORE) != 0;
+    zl_pipe_write(s->pipe, msg);
+    return true;
+}
+
+void zl_session_flush(zl_session *s)
+{
+    if (s->pipe && !s->pipe->terminated)
+        zl_pipe_flush(s->pipe);
+}
+
+static void on_reconnect_timer(zl_timer *t)
+{
+    zl_session *s = t->data;
+    zl_monitor_event(s->socket, ZLINK_EVENT_CONNECT_RETRIED,
+                     (uint64_t)s->reconnect_ivl_now, s->endpoint);
+    start_connect(s);
+}
+
+static void schedule_reconnect(zl_session *s)
+{
+    if (s->options.reconnect_ivl < 0) {
+        destroy(s);
+        return;
+    }
+    int ivl = s->reconnect_ivl_now;
+    zl_timer_start(s->base.thread->loop, &s->reconnect_timer, (uint64_t)ivl);
+    /* Exponential backoff up to RECONNECT_IVL_MAX when it is set. */
+    if (s->options.reconnect_ivl_max > s->options.reconnect_ivl) {
+        int next = ivl * 2;
+        s->reconnect_ivl_now = next > s->options.reconnect_ivl_max
+                                   ? s->options.reconnect_ivl_max
+                                   : next;
+    }
+}
+
+void zl_session_engine_error(zl_session *s, bool protocol)
+{
+    s->engine = NULL;
+    zl_monitor_event(s->socket, ZLINK_EVENT_DISCONNECTED, 0, s->endpoint);
+    clean_partial_messages(s);
+    if (s->terminating || !s->connect_side || protocol) {
+        /* libzmq stops reconnecting after a protocol error. */
+        destroy(s);
+        return;
+    }
+    /* IMMEDIATE and ROUTER pipes exist only while connected. */
+    if (s->options.immediate || s->options.type == ZLINK_ROUTER)
+        close_pipe(s);
+    schedule_reconnect(s);
+}
+
+void zl_session_engine_drained(zl_session *s)
+{
+    if (s->terminating)
+        destroy(s);
+}
+
+/* ---- connecting ---- */
+
+static void on_connected(zl_op *op, int status, size_t bytes)
+{
+    zl_session *s = op->data;
+    zl_handle *h = s->connecting;
+    s->connecting = NULL;
+    if (status == ZL_ECANCELED || s->terminating) {
+        if (h)
+            zl_handle_close(h);
+        if (s->terminating && !s->engine)
+            destroy(s);
+        return;
+    }
+    if (status != 0) {
+        zl_handle_close(h);
+        zl_monitor_event(s->socket, ZLINK_EVENT_CLOSED, 0, s->endpoint);
+        schedule_reconnect(s);
+        return;
+    }
+    zl_handle_set_buffers(h, s->options.sndbuf > 0 ? s->options.sndbuf : 0,
+                          s->options.rcvbuf > 0 ? s->options.rcvbuf : 0);
+    zl_monitor_event(s->socket, ZLINK_EVENT_CONNECTED, 0, s->endpoint);
+    s->engine = zl_engine_create(s, s->base.thread->loop, h, &s->options,
+                                 s->endpoint);
+    if (!s->engine) {
+        zl_handle_close(h);
+        schedule_reconnect(s);
+    }
+}
+
+static void start_connect(zl_session *s)
+{
+    int err = 0;
+    s->connecting = zl_handle_connect(s->base.thread->loop, &s->addr,
+                                      &s->connect_op, &err);
+    if (!s->connecting) {
+        zl_monitor_event(s->socket, ZLINK_EVENT_CLOSED, 0, s->endpoint);
+        schedule_reconnect(s);
+        return;
+    }
+    zl_monitor_event(s->socket, ZLINK_EVENT_CONNECT_DELAYED, EINPROGRESS,
+                     s->endpoint);
+}
+
+/* ---- termination ---- */
+
+static void destroy(zl_session *s)
+{
+    zl_loop *loop = s->base.thread->loop;
+    zl_timer_stop(loop, &s->reconnect_timer);
+    zl_timer_stop(loop, &s->linger_timer);
+    if (s->connecting) {
+        /* Its completion still refers to us: wait for it. */
+        s->terminating = true;
+        zl_handle_close(s->connecting);
+        return;
+    }
+    if (s->engine) {
+        zl_engine_destroy(s->engine);
+        s->engine = NULL;
+    }
+    close_pipe(s);
+    if (s->listener)
+        zl_listener_child_gone(s->listener, s);
+    atomic_fetch_sub(&s->base.thread->load, 1);
+    zl_socket *socket = s->socket;
+    free(s);
+    zl_cmd ack = {.type = ZL_CMD_TERM_ACK, .target = socket};
+    zl_mailbox_send(&socket->mailbox, &ack);
+}
+
+static void on_linger_expired(zl_timer *t) { destroy(t->data); }
+
+/* Stop: keep sending what the socket queued until its delimiter, for at most
+ * LINGER ms, then go. */
+static void begin_termination(zl_session *s)
+{
+    if (s->terminating)
+        return;
+    s->terminating = true;
+    zl_timer_stop(s->base.thread->loop, &s->reconnect_timer);
+    if (s->pipe && !s->pipe->terminated)
+        zl_pipe_terminate(s->pipe); /* the socket answers with its own */
+    if (!s->engine || s->options.linger == 0 || !s->pipe) {
+        destroy(s);
+        return;
+    }
+    if (zl_engine_drained(s->engine)) {
+        destroy(s);
+        return;
+    }
+    if (s->options.linger > 0)
+        zl_timer_start(s->base.thread->loop, &s->linger_timer,
+                       (uint64_t)s->options.linger);
+    zl_engine_restart_output(s->engine);
+}
+
+static void session_plug(zl_io_object *obj)
+{
+    zl_session *s = (zl_session *)obj;
+    if (s->connect_side && !s->terminating)
+        start_connect(s);
+}
+
+static void session_term(zl_io_object *obj)
+{
+    begin_termination((zl_session *)obj);
+}
+
+static void session_pipe_command(zl_io_object *obj, const zl_cmd *cmd)
+{
+    zl_session *s = (zl_session *)obj;
+    if (cmd->pipe != s->pipe)
+        return;
+    switch (cmd->type) {
+    case ZL_CMD_ACTIVATE_READ:
+        if (s->engine)
+            zl_engine_restart_output(s->engine);
+        break;
+    case ZL_CMD_ACTIVATE_WRITE:
+        if (s->engine)
+            zl_engine_restart_input(s->engine);
+        break;
+    case ZL_CMD_PIPE_TERM:
+        /* The socket let go of the pipe (close, or PAIR refusing a second
+         * peer). Deliver what it queued, then end. */
+        begin_termination(s);
+        if (s->engine && !s->terminating)
+            zl_engine_restart_output(s->engine);
+        break;
+    default:
+        break;
+    }
+}
+
+static const zl_io_object_ops session_ops = {
+    .plug = session_plug,
+    .term = session_term,
+    .pipe_command = session_pipe_command,
+};
+
+static zl_session *session_new(zl_socket *socket, zl_io_thread *thread,
+                               const zl_options *options, const char *endpoint)
+{
+    zl_session *s = calloc(1, sizeof *s);
+    if (!s)
+        return NULL;
+    s->base.ops = &session_ops;
+    s->base.thread = thread;
+    s->socket = socket;
+    s->options = *options;
+    s->reconnect_ivl_now = options->reconnect_ivl;
+    snprintf(s->endpoint, sizeof s->endpoint, "%s", endpoint);
+    s->reconnect_timer.cb = on_reconnect_timer;
+    s->reconnect_timer.data = s;
+    s->linger_timer.cb = on_linger_expired;
+    s->linger_timer.data = s;
+    s->connect_op.cb = on_connected;
+    s->connect_op.data = s;
+    atomic_fetch_add(&thread->load, 1);
+    atomic_fetch_add(&socket->io_objects, 1);
+    return s;
+}
+
+zl_session *zl_session_create_connect(zl_socket *socket, zl_io_thread *thread,
+                                      const zl_addr *addr, const char *endpoint)
+{
+    zl_session *s = session_new(socket, thread, &socket->options, endpoint);
+    if (!s)
+        return NULL;
+    s->connect_side = true;
+    s->addr = *addr;
+    /* Messages sent before the peer arrives queue in this pipe, unless
+     * IMMEDIATE asks to queue only to connected peers. A ROUTER needs the
+     * peer's routing id first, so its pipe waits for the handshake. */
+    if (!socket->options.immediate && socket->options.type != ZLINK_ROUTER) {
+        zl_pipe *socket_end;
+        if (create_pipe(s, &socket_end) != 0) {
+            atomic_fetch_sub(&thread->load, 1);
+            atomic_fetch_sub(&socket->io_objects, 1);
+            free(s);
+            return NULL;
+        }
+        zl_socket_attach_pipe(socket, socket_end, true);
+    }
+    return s;
+}
+
+zl_session *zl_session_create_accepted(zl_socket *socket, zl_io_thread *thread,
+                                       const zl_options *options,
+                                       zl_handle *handle, const char *endpoint)
+{
+    zl_session *s = session_new(socket, thread, options, endpoint);
+    if (!s)
+        return NULL;
+    zl_handle_set_buffers(handle, options->sndbuf > 0 ? options->sndbuf : 0,
+                          options->rcvbuf > 0 ? options->rcvbuf : 0);
+    s->engine =
+        zl_engine_create(s, thread->loop, handle, &s->options, s->endpoint);
+    if (!s->engine) {
+        zl_handle_close(handle);
+        atomic_fetch_sub(&thread->load, 1);
+        atomic_fetch_sub(&socket->io_objects, 1);
+        free(s);
+        return NULL;
+    }
+    return s;
+}

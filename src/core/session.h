@@ -1,0 +1,75 @@
+/* session.h — the I/O-thread side of one connection (or connection
+ * attempt): it owns the pipe end and the engine, reconnects, and lingers. */
+#ifndef ZL_SESSION_H
+#define ZL_SESSION_H
+
+#include <stdbool.h>
+
+#include "backend.h"
+#include "io_thread.h"
+#include "options.h"
+#include "pipe.h"
+
+struct zl_socket;
+struct zl_listener_object;
+struct zl_engine;
+
+typedef struct zl_session {
+    zl_io_object base;
+    struct zl_socket *socket;
+    zl_options options;
+    char endpoint[300];
+
+    zl_pipe *pipe; /* our end; NULL until created */
+    struct zl_engine *engine;
+
+    /* Accepted connections belong to their listener. */
+    struct zl_listener_object *listener;
+    size_t listener_slot;
+
+    /* Connecting side. */
+    bool connect_side;
+    zl_addr addr;
+    zl_handle *connecting;
+    zl_op connect_op;
+    zl_timer reconnect_timer;
+    int reconnect_ivl_now;
+
+    zl_timer linger_timer;
+    bool terminating;
+    bool pipe_closed; /* read the socket's delimiter */
+    bool out_in_message; /* the engine took a part with MORE set */
+    bool in_in_message;  /* the engine wrote a part with MORE set */
+} zl_session;
+
+/* Connecting side: created on the application thread, started by PLUG.
+ * Creates and attaches the pipe at once unless IMMEDIATE (or ROUTER). */
+zl_session *zl_session_create_connect(struct zl_socket *socket,
+                                      zl_io_thread *thread,
+                                      const zl_addr *addr,
+                                      const char *endpoint);
+/* Accepted side: created on the listener's thread with a connected handle. */
+zl_session *zl_session_create_accepted(struct zl_socket *socket,
+                                       zl_io_thread *thread,
+                                       const zl_options *options,
+                                       zl_handle *handle,
+                                       const char *endpoint);
+
+/* Called by the engine. */
+void zl_session_engine_ready(zl_session *s, const zl_blob *peer_routing_id);
+/* One part from the socket: ZL_PIPE_MSG, ZL_PIPE_EMPTY or ZL_PIPE_CLOSED. */
+int zl_session_pull(zl_session *s, zlink_msg_t *msg);
+/* One part to the socket; false (msg kept) when the pipe is at its HWM. */
+bool zl_session_push(zl_session *s, zlink_msg_t *msg);
+void zl_session_flush(zl_session *s);
+/* The engine failed or closed. event is the monitor event to report with
+ * value; protocol tells whether the peer broke the protocol. The engine is
+ * already detached. */
+void zl_session_engine_error(zl_session *s, bool protocol);
+/* The engine wrote everything up to the socket's delimiter. */
+void zl_session_engine_drained(zl_session *s);
+/* Socket type of this session's socket. */
+int zl_session_socket_type(const zl_session *s);
+struct zl_socket *zl_session_socket(zl_session *s);
+
+#endif

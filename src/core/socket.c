@@ -1,0 +1,650 @@
+/* socket.c — zlink_socket and the calls made on it: options, bind/connect,
+ * send/recv with blocking and timeouts, and the commands other threads send
+ * to the socket. */
+#include "socket.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ctx.h"
+#include "monitor.h"
+#include "msg.h"
+#include "session.h"
+#include "transport/address.h"
+#include "transport/inproc.h"
+#include "transport/listener.h"
+
+zl_socket *zl_socket_from_handle(void *handle)
+{
+    zl_socket *s = handle;
+    if (!s || s->magic != ZL_SOCKET_MAGIC || s->closed) {
+        errno = ENOTSOCK;
+        return NULL;
+    }
+    return s;
+}
+
+static void signal_socket(void *arg) { zl_signaler_send(arg); }
+
+void *zlink_socket(void *ctx_handle, int type)
+{
+    zl_ctx *ctx = ctx_handle;
+    if (!ctx || ctx->magic != ZL_CTX_MAGIC) {
+        errno = EFAULT;
+        return NULL;
+    }
+    const zl_pattern_ops *ops = zl_pattern_for_type(type);
+    if (!ops) {
+        errno = EINVAL;
+        return NULL;
+    }
+    zl_socket *s = calloc(1, sizeof *s);
+    if (!s) {
+        errno = ENOMEM;
+        return NULL;
+    }
+    s->pattern = calloc(1, ops->state_size ? ops->state_size : 1);
+    if (!s->pattern || zl_signaler_init(&s->signaler) != 0) {
+        free(s->pattern);
+        free(s);
+        errno = EMFILE;
+        return NULL;
+    }
+    if (zl_mailbox_init(&s->mailbox, signal_socket, &s->signaler) != 0) {
+        zl_signaler_close(&s->signaler);
+        free(s->pattern);
+        free(s);
+        errno = ENOMEM;
+        return NULL;
+    }
+    s->magic = ZL_SOCKET_MAGIC;
+    s->ctx = ctx;
+    s->ops = ops;
+    zl_options_init(&s->options, type);
+    uv_mutex_init(&s->monitor_lock);
+    atomic_init(&s->io_objects, 0);
+    if (ops->init)
+        ops->init(s);
+    if (zl_ctx_add_socket(ctx, s) != 0) {
+        int err = errno;
+        zl_socket_destroy(s);
+        errno = err;
+        return NULL;
+    }
+    return s;
+}
+
+/* ---- pipes ---- */
+
+void zl_socket_attach_pipe(zl_socket *s, zl_pipe *p, bool locally_initiated)
+{
+    if (s->pipe_count == s->pipe_capacity) {
+        size_t cap = s->pipe_capacity ? s->pipe_capacity * 2 : 8;
+        zl_pipe **grown = realloc(s->pipes, cap * sizeof *grown);
+        if (!grown) {
+            zl_pipe_terminate(p);
+            zl_pipe_release(p);
+            return;
+        }
+        s->pipes = grown;
+        s->pipe_capacity = cap;
+    }
+    p->owner_index = s->pipe_count;
+    s->pipes[s->pipe_count++] = p;
+    s->ops->attach_pipe(s, p, locally_initiated);
+}
+
+static bool is_attached(const zl_socket *s, const zl_pipe *p)
+{
+    return p->owner_index < s->pipe_count && s->pipes[p->owner_index] == p;
+}
+
+void zl_socket_pipe_done(zl_socket *s, zl_pipe *p)
+{
+    if (!is_attached(s, p))
+        return;
+    s->ops->pipe_terminated(s, p);
+    zl_pipe *last = s->pipes[--s->pipe_count];
+    s->pipes[p->owner_index] = last;
+    last->owner_index = p->owner_index;
+    for (size_t i = 0; i < s->endpoint_count; i++)
+        if (s->endpoints[i].inproc_pipe == p)
+            s->endpoints[i].inproc_pipe = NULL;
+    if (!p->terminated)
+        zl_pipe_terminate(p);
+    zl_pipe_release(p);
+}
+
+/* ---- commands ---- */
+
+void zl_socket_handle_command(zl_socket *s, const zl_cmd *cmd)
+{
+    zl_pipe *p = cmd->pipe;
+    switch (cmd->type) {
+    case ZL_CMD_ATTACH_PIPE:
+        if (s->closed) {
+            zl_pipe_terminate(p);
+            zl_pipe_release(p);
+        } else {
+            zl_socket_attach_pipe(s, p, cmd->arg != 0);
+        }
+        break;
+    case ZL_CMD_ACTIVATE_READ:
+        if (zl_pipe_cmd_live(p) && is_attached(s, p))
+            s->ops->read_activated(s, p);
+        break;
+    case ZL_CMD_ACTIVATE_WRITE:
+        if (zl_pipe_cmd_live(p) && is_attached(s, p))
+            s->ops->write_activated(s, p);
+        break;
+    case ZL_CMD_PIPE_TERM:
+        /* The peer wrote its delimiter. Answer with ours so it can finish;
+         * the pattern reads up to the delimiter and then lets go. */
+        if (zl_pipe_cmd_live(p) && is_attached(s, p)) {
+            if (!p->terminated)
+                zl_pipe_terminate(p);
+            s->ops->read_activated(s, p);
+        }
+        break;
+    case ZL_CMD_TERM_ACK:
+        atomic_fetch_sub(&s->io_objects, 1);
+        break;
+    case ZL_CMD_CALL:
+        cmd->fn(cmd->target, cmd->arg);
+        break;
+    default:
+        break;
+    }
+    if (p)
+        zl_pipe_unref(p);
+}
+
+static int drain_mailbox(zl_socket *s)
+{
+    int handled = 0;
+    zl_cmd cmd;
+    while (zl_mailbox_recv(&s->mailbox, &cmd)) {
+        zl_socket_handle_command(s, &cmd);
+        handled++;
+    }
+    return handled;
+}
+
+int zl_socket_process_commands(zl_socket *s, int wait_ms)
+{
+    if (zl_ctx_terminating(s->ctx)) {
+        errno = ETERM;
+        return -1;
+    }
+    /* Reset before draining: a command queued after the drain signals
+     * again, so nothing is lost between the two. */
+    zl_signaler_reset(&s->signaler);
+    if (drain_mailbox(s) > 0 || wait_ms == 0)
+        return 0;
+    int rc = zl_signaler_wait(&s->signaler, wait_ms);
+    if (zl_ctx_terminating(s->ctx)) {
+        errno = ETERM;
+        return -1;
+    }
+    if (rc == -EAGAIN) {
+        errno = EAGAIN;
+        return -1;
+    }
+    if (rc != 0) {
+        errno = -rc;
+        return -1;
+    }
+    zl_signaler_reset(&s->signaler);
+    drain_mailbox(s);
+    return 0;
+}
+
+/* ---- send and receive ---- */
+
+/* Milliseconds left before deadline, or -1 for no deadline. */
+static int remaining_ms(uint64_t deadline)
+{
+    if (deadline == 0)
+        return -1;
+    uint64_t now = uv_hrtime() / 1000000u;
+    return now >= deadline ? 0 : (int)(deadline - now);
+}
+
+/* Runs op until it succeeds, fails for a reason other than EAGAIN, or the
+ * timeout passes. */
+static int with_timeout(zl_socket *s, int (*op)(zl_socket *, zlink_msg_t *),
+                        zlink_msg_t *msg, int flags, int timeout)
+{
+    if (zl_ctx_terminating(s->ctx)) {
+        errno = ETERM;
+        return -1;
+    }
+    if (op(s, msg) == 0)
+        return 0;
+    if (errno != EAGAIN)
+        return -1;
+    /* Before giving up or sleeping, take in what other threads told us:
+     * new pipes, room or messages on existing ones. */
+    if (zl_socket_process_commands(s, 0) != 0)
+        return -1;
+    if (op(s, msg) == 0)
+        return 0;
+    if (errno != EAGAIN || (flags & ZLINK_DONTWAIT) || timeout == 0)
+        return -1;
+    uint64_t deadline =
+        timeout > 0 ? uv_hrtime() / 1000000u + (uint64_t)timeout : 0;
+    for (;;) {
+        int wait = remaining_ms(deadline);
+        if (wait == 0) {
+            errno = EAGAIN;
+            return -1;
+        }
+        if (zl_socket_process_commands(s, wait) != 0)
+            return -1;
+        if (op(s, msg) == 0)
+            return 0;
+        if (errno != EAGAIN)
+            return -1;
+    }
+}
+
+int zl_socket_send_msg(zl_socket *s, zlink_msg_t *msg, int flags)
+{
+    if (zl_msg_cof(msg)->kind == ZL_MSG_CLOSED) {
+        errno = EFAULT;
+        return -1;
+    }
+    if (flags & ZLINK_SNDMORE)
+        zl_msg_set_flags(msg, ZL_MSG_MORE);
+    else
+        zl_msg_reset_flags(msg, ZL_MSG_MORE);
+    int rc = with_timeout(s, s->ops->send, msg, flags, s->options.sndtimeo);
+    if (rc != 0)
+        zl_msg_reset_flags(msg, ZL_MSG_MORE);
+    return rc;
+}
+
+int zl_socket_recv_msg(zl_socket *s, zlink_msg_t *msg, int flags)
+{
+    int rc = with_timeout(s, s->ops->recv, msg, flags, s->options.rcvtimeo);
+    if (rc == 0)
+        s->rcvmore = (zl_msg_flags(msg) & ZL_MSG_MORE) != 0;
+    return rc;
+}
+
+int zlink_msg_send(zlink_msg_t *msg, void *handle, int flags)
+{
+    zl_socket *s = zl_socket_from_handle(handle);
+    if (!s)
+        return -1;
+    size_t size = zlink_msg_size(msg);
+    if (zl_socket_send_msg(s, msg, flags) != 0)
+        return -1;
+    return size > INT32_MAX ? INT32_MAX : (int)size;
+}
+
+int zlink_msg_recv(zlink_msg_t *msg, void *handle, int flags)
+{
+    zl_socket *s = zl_socket_from_handle(handle);
+    if (!s)
+        return -1;
+    zlink_msg_t in;
+    zlink_msg_init(&in);
+    if (zl_socket_recv_msg(s, &in, flags) != 0) {
+        zlink_msg_close(&in);
+        return -1;
+    }
+    zlink_msg_move(msg, &in);
+    size_t size = zlink_msg_size(msg);
+    return size > INT32_MAX ? INT32_MAX : (int)size;
+}
+
+static int send_prepared(void *handle, zlink_msg_t *msg, size_t len, int flags)
+{
+    zl_socket *s = zl_socket_from_handle(handle);
+    if (!s || zl_socket_send_msg(s, msg, flags) != 0) {
+        int err = errno;
+        zlink_msg_close(msg);
+        errno = err;
+        return -1;
+    }
+    zlink_msg_close(msg);
+    return len > INT32_MAX ? INT32_MAX : (int)len;
+}
+
+int zlink_send(void *handle, const void *buf, size_t len, int flags)
+{
+    zlink_msg_t msg;
+    if (!buf && len) {
+        errno = EFAULT;
+        return -1;
+    }
+    if (zl_msg_init_buffer(&msg, buf, len) != 0)
+        return -1;
+    return send_prepared(handle, &msg, len, flags);
+}
+
+int zlink_send_const(void *handle, const void *buf, size_t len, int flags)
+{
+    zlink_msg_t msg;
+    if (!buf && len) {
+        errno = EFAULT;
+        return -1;
+    }
+    if (zl_msg_init_const(&msg, buf, len) != 0)
+        return -1;
+    return send_prepared(handle, &msg, len, flags);
+}
+
+int zlink_recv(void *handle, void *buf, size_t len, int flags)
+{
+    zlink_msg_t msg;
+    zlink_msg_init(&msg);
+    int rc = zlink_msg_recv(&msg, handle, flags);
+    if (rc < 0) {
+        int err = errno;
+        zlink_msg_close(&msg);
+        errno = err;
+        return -1;
+    }
+    size_t size = zlink_msg_size(&msg);
+    /* Truncated to the caller's buffer; the return says how much there was,
+     * as libzmq does. */
+    if (size && buf)
+        memcpy(buf, zlink_msg_data(&msg), size < len ? size : len);
+    zlink_msg_close(&msg);
+    return rc;
+}
+
+/* ---- options ---- */
+
+int zl_socket_events(zl_socket *s)
+{
+    zl_socket_process_commands(s, 0);
+    int events = 0;
+    if (s->ops->has_in(s))
+        events |= ZLINK_POLLIN;
+    if (s->ops->has_out(s))
+        events |= ZLINK_POLLOUT;
+    return events;
+}
+
+int zlink_setsockopt(void *handle, int option, const void *val, size_t len)
+{
+    zl_socket *s = zl_socket_from_handle(handle);
+    if (!s)
+        return -1;
+    if (s->ops->setsockopt) {
+        int rc = s->ops->setsockopt(s, option, val, len);
+        if (rc == 0 || errno != EINVAL)
+            return rc;
+    }
+    int rc = zl_options_set(&s->options, option, val, len);
+    if (rc != 0 && errno == ENOTSUP)
+        errno = EINVAL; /* libzmq's answer for an unknown option */
+    return rc;
+}
+
+int zlink_getsockopt(void *handle, int option, void *val, size_t *len)
+{
+    zl_socket *s = zl_socket_from_handle(handle);
+    if (!s)
+        return -1;
+    switch (option) {
+    case ZLINK_RCVMORE:
+        return zl_option_put_int(val, len, s->rcvmore);
+    case ZLINK_EVENTS:
+        return zl_option_put_int(val, len, zl_socket_events(s));
+    case ZLINK_FD: {
+        if (!val || !len || *len < sizeof(zlink_fd_t)) {
+            errno = EINVAL;
+            return -1;
+        }
+        zlink_fd_t fd = (zlink_fd_t)zl_signaler_fd(&s->signaler);
+        memcpy(val, &fd, sizeof fd);
+        *len = sizeof fd;
+        return 0;
+    }
+    case ZLINK_LAST_ENDPOINT: {
+        size_t n = strlen(s->last_endpoint) + 1;
+        if (!val || !len || *len < n) {
+            errno = EINVAL;
+            return -1;
+        }
+        memcpy(val, s->last_endpoint, n);
+        *len = n;
+        return 0;
+    }
+    default:
+        break;
+    }
+    if (s->ops->getsockopt) {
+        int rc = s->ops->getsockopt(s, option, val, len);
+        if (rc == 0 || errno != EINVAL)
+            return rc;
+    }
+    int rc = zl_options_get(&s->options, option, val, len);
+    if (rc != 0 && errno == ENOTSUP)
+        errno = EINVAL;
+    return rc;
+}
+
+/* ---- endpoints ---- */
+
+static int add_endpoint(zl_socket *s, const char *requested,
+                        const char *resolved, zl_io_object *object,
+                        zl_pipe *inproc_pipe)
+{
+    if (s->endpoint_count == s->endpoint_capacity) {
+        size_t cap = s->endpoint_capacity ? s->endpoint_capacity * 2 : 4;
+        zl_endpoint_entry *grown = realloc(s->endpoints, cap * sizeof *grown);
+        if (!grown) {
+            errno = ENOMEM;
+            return -1;
+        }
+        s->endpoints = grown;
+        s->endpoint_capacity = cap;
+    }
+    zl_endpoint_entry *e = &s->endpoints[s->endpoint_count];
+    e->requested = strdup(requested);
+    e->endpoint = strdup(resolved);
+    e->object = object;
+    e->inproc_pipe = inproc_pipe;
+    e->bound = false;
+    s->endpoint_count++;
+    snprintf(s->last_endpoint, sizeof s->last_endpoint, "%s", resolved);
+    return 0;
+}
+
+static void remove_endpoint(zl_socket *s, size_t i)
+{
+    free(s->endpoints[i].requested);
+    free(s->endpoints[i].endpoint);
+    s->endpoints[i] = s->endpoints[--s->endpoint_count];
+}
+
+static void plug(zl_io_object *object)
+{
+    zl_io_thread_send(object->thread, ZL_CMD_PLUG, object);
+}
+
+int zlink_bind(void *handle, const char *endpoint)
+{
+    zl_socket *s = zl_socket_from_handle(handle);
+    if (!s)
+        return -1;
+    if (zl_ctx_terminating(s->ctx)) {
+        errno = ETERM;
+        return -1;
+    }
+    zl_transport transport;
+    const char *rest;
+    if (zl_endpoint_split(endpoint, &transport, &rest) != 0)
+        return -1;
+    if (transport == ZL_TRANSPORT_INPROC) {
+        if (zl_inproc_bind(s, rest) != 0)
+            return -1;
+        if (add_endpoint(s, endpoint, endpoint, NULL, NULL) != 0)
+            return -1;
+        s->endpoints[s->endpoint_count - 1].bound = true;
+        return 0;
+    }
+    zl_addr addr;
+    char tmpdir[300] = "";
+    int rc = transport == ZL_TRANSPORT_TCP
+                 ? zl_tcp_resolve(rest, true, s->options.ipv6, &addr)
+                 : zl_ipc_resolve(rest, true, &addr, tmpdir, sizeof tmpdir);
+    if (rc != 0)
+        return -1;
+    zl_io_thread *thread = zl_ctx_choose_thread(s->ctx);
+    zl_listener_object *listener;
+    char resolved[300];
+    if (zl_listener_object_create(s, thread, &addr, tmpdir, resolved,
+                                  sizeof resolved, &listener) != 0) {
+        int err = errno;
+        zl_monitor_event(s, ZLINK_EVENT_BIND_FAILED, (uint64_t)err, endpoint);
+        errno = err;
+        return -1;
+    }
+    add_endpoint(s, endpoint, resolved, (zl_io_object *)listener, NULL);
+    s->endpoints[s->endpoint_count - 1].bound = true;
+    zl_monitor_event(s, ZLINK_EVENT_LISTENING, 0, resolved);
+    plug((zl_io_object *)listener);
+    return 0;
+}
+
+int zlink_connect(void *handle, const char *endpoint)
+{
+    zl_socket *s = zl_socket_from_handle(handle);
+    if (!s)
+        return -1;
+    if (zl_ctx_terminating(s->ctx)) {
+        errno = ETERM;
+        return -1;
+    }
+    zl_transport transport;
+    const char *rest;
+    if (zl_endpoint_split(endpoint, &transport, &rest) != 0)
+        return -1;
+    if (transport == ZL_TRANSPORT_INPROC) {
+        zl_pipe *ours;
+        if (zl_inproc_connect(s, rest, &ours) != 0)
+            return -1;
+        s->options.connect_routing_id.len = 0;
+        return add_endpoint(s, endpoint, endpoint, NULL, ours);
+    }
+    zl_addr addr;
+    int rc = transport == ZL_TRANSPORT_TCP
+                 ? zl_tcp_resolve(rest, false, s->options.ipv6, &addr)
+                 : zl_ipc_resolve(rest, false, &addr, NULL, 0);
+    if (rc != 0)
+        return -1;
+    zl_io_thread *thread = zl_ctx_choose_thread(s->ctx);
+    zl_session *session =
+        zl_session_create_connect(s, thread, &addr, endpoint);
+    if (!session) {
+        errno = ENOMEM;
+        return -1;
+    }
+    /* CONNECT_ROUTING_ID applies to this one connect only. */
+    s->options.connect_routing_id.len = 0;
+    add_endpoint(s, endpoint, endpoint, &session->base, NULL);
+    plug(&session->base);
+    return 0;
+}
+
+static int end_endpoint(zl_socket *s, const char *endpoint, bool bound)
+{
+    if (!endpoint) {
+        errno = EINVAL;
+        return -1;
+    }
+    zl_socket_process_commands(s, 0);
+    bool found = false;
+    for (size_t i = 0; i < s->endpoint_count;) {
+        zl_endpoint_entry *e = &s->endpoints[i];
+        if (e->bound != bound || (strcmp(e->endpoint, endpoint) != 0 &&
+                                  strcmp(e->requested, endpoint) != 0)) {
+            i++;
+            continue;
+        }
+        found = true;
+        if (e->object)
+            zl_io_thread_send(e->object->thread, ZL_CMD_TERM, e->object);
+        else if (bound)
+            zl_inproc_unbind(s, e->endpoint + strlen("inproc://"));
+        else if (e->inproc_pipe)
+            zl_socket_pipe_done(s, e->inproc_pipe);
+        remove_endpoint(s, i);
+    }
+    if (!found) {
+        errno = ENOENT;
+        return -1;
+    }
+    return 0;
+}
+
+int zlink_unbind(void *handle, const char *endpoint)
+{
+    zl_socket *s = zl_socket_from_handle(handle);
+    return s ? end_endpoint(s, endpoint, true) : -1;
+}
+
+int zlink_disconnect(void *handle, const char *endpoint)
+{
+    zl_socket *s = zl_socket_from_handle(handle);
+    return s ? end_endpoint(s, endpoint, false) : -1;
+}
+
+/* ---- closing ---- */
+
+int zlink_close(void *handle)
+{
+    zl_socket *s = zl_socket_from_handle(handle);
+    if (!s)
+        return -1;
+    drain_mailbox(s);
+    zl_ctx_remove_socket(s->ctx, s);
+    zl_monitor_stop(s);
+    zl_inproc_unbind_all(s);
+    while (s->endpoint_count > 0) {
+        zl_endpoint_entry *e = &s->endpoints[0];
+        if (e->object)
+            zl_io_thread_send(e->object->thread, ZL_CMD_TERM, e->object);
+        remove_endpoint(s, 0);
+    }
+    /* Our delimiters follow whatever is queued, so sessions deliver it
+     * within LINGER before they go. */
+    while (s->pipe_count > 0)
+        zl_socket_pipe_done(s, s->pipes[s->pipe_count - 1]);
+    s->closed = true;
+    zl_ctx_reap(s->ctx, s);
+    return 0;
+}
+
+bool zl_socket_reapable(zl_socket *s)
+{
+    return s->closed && s->pipe_count == 0 &&
+           atomic_load(&s->io_objects) == 0;
+}
+
+void zl_socket_destroy(zl_socket *s)
+{
+    if (s->ops->destroy)
+        s->ops->destroy(s);
+    zl_monitor_destroy(s);
+    zl_mailbox_destroy(&s->mailbox);
+    zl_signaler_close(&s->signaler);
+    uv_mutex_destroy(&s->monitor_lock);
+    for (size_t i = 0; i < s->endpoint_count; i++) {
+        free(s->endpoints[i].requested);
+        free(s->endpoints[i].endpoint);
+    }
+    free(s->endpoints);
+    free(s->pipes);
+    free(s->pattern);
+    s->magic = 0;
+    free(s);
+}

@@ -1,0 +1,90 @@
+/* socket.h — the socket as the application thread sees it: options, the
+ * pattern, the attached pipes, the endpoints it bound or connected, and its
+ * mailbox. */
+#ifndef ZL_SOCKET_H
+#define ZL_SOCKET_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <uv.h>
+
+#include "backend.h"
+#include "mailbox.h"
+#include "options.h"
+#include "patterns/pattern.h"
+#include "pipe.h"
+
+struct zl_ctx;
+struct zl_io_object;
+struct zl_monitor;
+
+#define ZL_SOCKET_MAGIC 0x7a6c736bu /* "zlsk" */
+
+/* Something the socket bound or connected, for unbind/disconnect. */
+typedef struct zl_endpoint_entry {
+    char *endpoint;             /* as resolved (LAST_ENDPOINT form) */
+    char *requested;            /* as the application wrote it */
+    struct zl_io_object *object; /* listener or session; NULL for inproc */
+    zl_pipe *inproc_pipe;       /* inproc connect: our end */
+    bool bound;                 /* bind (else connect) */
+} zl_endpoint_entry;
+
+typedef struct zl_socket {
+    uint32_t magic;
+    struct zl_ctx *ctx;
+    zl_options options;
+    const zl_pattern_ops *ops;
+    void *pattern;
+
+    zl_mailbox mailbox;
+    zl_signaler signaler;
+
+    zl_pipe **pipes; /* every attached pipe; pipe->owner_index is its slot */
+    size_t pipe_count, pipe_capacity;
+
+    zl_endpoint_entry *endpoints;
+    size_t endpoint_count, endpoint_capacity;
+    char last_endpoint[300];
+
+    /* I/O objects (listeners, sessions) alive for this socket. Raised by
+     * whoever creates one, lowered by the socket on ZL_CMD_TERM_ACK. */
+    atomic_int io_objects;
+
+    struct zl_monitor *monitor; /* guarded by monitor_lock */
+    uv_mutex_t monitor_lock;
+    bool rcvmore;
+    bool closed; /* zlink_close was called; the reaper owns it */
+    size_t ctx_slot;
+} zl_socket;
+
+/* For patterns: the pipe read ZL_PIPE_CLOSED (or must go): tells the
+ * pattern, releases the pipe and forgets it. */
+void zl_socket_pipe_done(zl_socket *s, zl_pipe *p);
+
+/* Attaches a pipe whose owner is this socket (inproc, sessions). */
+void zl_socket_attach_pipe(zl_socket *s, zl_pipe *p, bool locally_initiated);
+
+/* Processes queued commands; if wait_ms != 0 and none are queued, first
+ * waits up to wait_ms (-1: forever) for one. Returns 0, or -1 with ETERM when
+ * the context is shutting down, EAGAIN on timeout, EINTR. */
+int zl_socket_process_commands(zl_socket *s, int wait_ms);
+
+/* One command for this socket (also used by the reaper). */
+void zl_socket_handle_command(zl_socket *s, const zl_cmd *cmd);
+
+/* Send/receive one part with socket semantics (timeouts, ETERM). */
+int zl_socket_send_msg(zl_socket *s, zlink_msg_t *msg, int flags);
+int zl_socket_recv_msg(zl_socket *s, zlink_msg_t *msg, int flags);
+
+/* ZLINK_EVENTS after processing commands. */
+int zl_socket_events(zl_socket *s);
+
+/* Validates a void* from the application. NULL (errno ENOTSOCK) if bad. */
+zl_socket *zl_socket_from_handle(void *handle);
+
+/* Reaper: true once a closed socket has nothing left and can be freed. */
+bool zl_socket_reapable(zl_socket *s);
+void zl_socket_destroy(zl_socket *s);
+
+#endif

@@ -1,0 +1,226 @@
+/* address.c — endpoint parsing and name resolution (through libuv, so no
+ * OS calls here). */
+#include "address.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <uv.h>
+
+#include "zlink.h"
+
+int zl_endpoint_split(const char *endpoint, zl_transport *transport,
+                      const char **rest)
+{
+    if (!endpoint) {
+        errno = EINVAL;
+        return -1;
+    }
+    const char *sep = strstr(endpoint, "://");
+    if (!sep || sep == endpoint || sep[3] == '\0') {
+        errno = EINVAL;
+        return -1;
+    }
+    size_t n = (size_t)(sep - endpoint);
+    if (n == 3 && memcmp(endpoint, "tcp", 3) == 0)
+        *transport = ZL_TRANSPORT_TCP;
+    else if (n == 3 && memcmp(endpoint, "ipc", 3) == 0)
+        *transport = ZL_TRANSPORT_IPC;
+    else if (n == 6 && memcmp(endpoint, "inproc", 6) == 0)
+        *transport = ZL_TRANSPORT_INPROC;
+    else {
+        errno = EPROTONOSUPPORT;
+        return -1;
+    }
+    *rest = sep + 3;
+    return 0;
+}
+
+static int parse_port(const char *s, bool allow_wildcard, int *port)
+{
+    if (allow_wildcard && strcmp(s, "*") == 0) {
+        *port = 0;
+        return 0;
+    }
+    char *end;
+    long v = strtol(s, &end, 10);
+    if (*s == '\0' || *end != '\0' || v < 0 || v > 65535 ||
+        (v == 0 && !allow_wildcard)) {
+        errno = EINVAL;
+        return -1;
+    }
+    *port = (int)v;
+    return 0;
+}
+
+static int resolve_name(const char *host, bool ipv6, zl_addr *out)
+{
+    uv_loop_t loop;
+    if (uv_loop_init(&loop) != 0) {
+        errno = ENOMEM;
+        return -1;
+    }
+    struct addrinfo hints;
+    memset(&hints, 0, sizeof hints);
+    hints.ai_family = ipv6 ? AF_UNSPEC : AF_INET;
+    hints.ai_socktype = SOCK_STREAM;
+    uv_getaddrinfo_t req;
+    int rc = uv_getaddrinfo(&loop, &req, NULL, host, NULL, &hints);
+    if (rc == 0) {
+        struct addrinfo *ai = req.addrinfo;
+        /* Prefer IPv4 when both exist, as libzmq does. */
+        for (struct addrinfo *p = ai; p; p = p->ai_next)
+            if (p->ai_family == AF_INET) {
+                ai = p;
+                break;
+            }
+        memcpy(&out->u.storage, ai->ai_addr, ai->ai_addrlen);
+        out->len = (zl_socklen)ai->ai_addrlen;
+        uv_freeaddrinfo(req.addrinfo);
+    }
+    uv_loop_close(&loop);
+    if (rc != 0) {
+        errno = ENODEV;
+        return -1;
+    }
+    return 0;
+}
+
+int zl_tcp_resolve(const char *hostport, bool for_bind, bool ipv6,
+                   zl_addr *out)
+{
+    memset(out, 0, sizeof *out);
+    const char *colon = strrchr(hostport, ':');
+    if (!colon || colon == hostport) {
+        errno = EINVAL;
+        return -1;
+    }
+    int port;
+    if (parse_port(colon + 1, for_bind, &port) != 0)
+        return -1;
+    char host[256];
+    size_t hlen = (size_t)(colon - hostport);
+    if (hlen >= sizeof host) {
+        errno = EINVAL;
+        return -1;
+    }
+    memcpy(host, hostport, hlen);
+    host[hlen] = '\0';
+    if (hlen >= 2 && host[0] == '[' && host[hlen - 1] == ']') {
+        memmove(host, host + 1, hlen - 2);
+        host[hlen - 2] = '\0';
+    }
+
+    if (strcmp(host, "*") == 0) {
+        if (!for_bind) {
+            errno = EINVAL;
+            return -1;
+        }
+        if (ipv6) {
+            out->u.in6.sin6_family = AF_INET6;
+            out->u.in6.sin6_addr = in6addr_any;
+            out->len = sizeof out->u.in6;
+        } else {
+            out->u.in4.sin_family = AF_INET;
+            out->len = sizeof out->u.in4;
+        }
+    } else if (uv_inet_pton(AF_INET, host, &out->u.in4.sin_addr) == 0) {
+        out->u.in4.sin_family = AF_INET;
+        out->len = sizeof out->u.in4;
+    } else if (uv_inet_pton(AF_INET6, host, &out->u.in6.sin6_addr) == 0) {
+        out->u.in6.sin6_family = AF_INET6;
+        out->len = sizeof out->u.in6;
+    } else if (resolve_name(host, ipv6, out) != 0) {
+        return -1;
+    }
+    if (out->u.sa.sa_family == AF_INET6)
+        out->u.in6.sin6_port = htons((uint16_t)port);
+    else
+        out->u.in4.sin_port = htons((uint16_t)port);
+    return 0;
+}
+
+static int make_tmpdir(char *tmpdir, size_t cap)
+{
+    char base[400];
+    size_t len = sizeof base;
+    if (uv_os_tmpdir(base, &len) != 0)
+        snprintf(base, sizeof base, "/tmp");
+    char tmpl[450];
+    snprintf(tmpl, sizeof tmpl, "%s/zlink-XXXXXX", base);
+    uv_fs_t req;
+    int rc = uv_fs_mkdtemp(NULL, &req, tmpl, NULL);
+    if (rc == 0)
+        snprintf(tmpdir, cap, "%s", req.path);
+    uv_fs_req_cleanup(&req);
+    if (rc != 0) {
+        errno = EADDRNOTAVAIL;
+        return -1;
+    }
+    return 0;
+}
+
+int zl_ipc_resolve(const char *path, bool for_bind, zl_addr *out,
+                   char *tmpdir, size_t tmpdir_cap)
+{
+    memset(out, 0, sizeof *out);
+    if (tmpdir_cap)
+        tmpdir[0] = '\0';
+    char built[sizeof out->u.un.sun_path + 64];
+    if (strcmp(path, "*") == 0) {
+        if (!for_bind || make_tmpdir(tmpdir, tmpdir_cap) != 0) {
+            errno = EINVAL;
+            return -1;
+        }
+        snprintf(built, sizeof built, "%s/socket", tmpdir);
+        path = built;
+    }
+    size_t n = strlen(path);
+    if (n == 0 || n >= sizeof out->u.un.sun_path) {
+        errno = ENAMETOOLONG;
+        return -1;
+    }
+    out->u.un.sun_family = AF_UNIX;
+    memcpy(out->u.un.sun_path, path, n);
+    size_t base = offsetof(struct sockaddr_un, sun_path);
+    if (path[0] == '@') {
+        /* Linux abstract namespace: leading NUL, length without a trailing
+         * NUL. */
+        out->u.un.sun_path[0] = '\0';
+        out->len = (zl_socklen)(base + n);
+    } else {
+        out->len = (zl_socklen)(base + n + 1);
+    }
+    return 0;
+}
+
+int zl_addr_format(const zl_addr *addr, char *buf, size_t cap)
+{
+    char host[64];
+    switch (addr->u.sa.sa_family) {
+    case AF_INET:
+        uv_ip4_name(&addr->u.in4, host, sizeof host);
+        snprintf(buf, cap, "tcp://%s:%d", host, ntohs(addr->u.in4.sin_port));
+        return 0;
+    case AF_INET6:
+        uv_ip6_name(&addr->u.in6, host, sizeof host);
+        snprintf(buf, cap, "tcp://[%s]:%d", host,
+                 ntohs(addr->u.in6.sin6_port));
+        return 0;
+    case AF_UNIX: {
+        size_t base = offsetof(struct sockaddr_un, sun_path);
+        if (addr->len > (zl_socklen)base && addr->u.un.sun_path[0] == '\0') {
+            size_t n = (size_t)addr->len - base;
+            snprintf(buf, cap, "ipc://@%.*s", (int)(n - 1),
+                     addr->u.un.sun_path + 1);
+        } else {
+            snprintf(buf, cap, "ipc://%s", addr->u.un.sun_path);
+        }
+        return 0;
+    }
+    default:
+        errno = EINVAL;
+        return -1;
+    }
+}

@@ -1,0 +1,36 @@
+/* address.h — parsing endpoints ("tcp://host:port", "ipc://path",
+ * "inproc://name") and resolving them to socket addresses. */
+#ifndef ZL_ADDRESS_H
+#define ZL_ADDRESS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "os_types.h"
+
+typedef enum zl_transport {
+    ZL_TRANSPORT_TCP,
+    ZL_TRANSPORT_IPC,
+    ZL_TRANSPORT_INPROC
+} zl_transport;
+
+/* Splits "proto://rest". -1 with errno EINVAL (malformed) or
+ * EPROTONOSUPPORT (unknown protocol). */
+int zl_endpoint_split(const char *endpoint, zl_transport *transport,
+                      const char **rest);
+
+/* "host:port", "*:port", "[v6]:port", "host:*"; hostnames go through
+ * getaddrinfo. for_bind allows "*" as host and port. -1 with errno EINVAL
+ * or ENODEV (no such host). */
+int zl_tcp_resolve(const char *hostport, bool for_bind, bool ipv6,
+                   zl_addr *out);
+
+/* "path", "@abstract", or "*" (for_bind: a fresh temporary directory; its
+ * path is written into tmpdir, else tmpdir is set to ""). */
+int zl_ipc_resolve(const char *path, bool for_bind, zl_addr *out,
+                   char *tmpdir, size_t tmpdir_cap);
+
+/* The "tcp://1.2.3.4:5" or "ipc://path" form of an address. */
+int zl_addr_format(const zl_addr *addr, char *buf, size_t cap);
+
+#endif

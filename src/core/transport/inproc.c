@@ -1,0 +1,182 @@
+/* inproc.c — the context's registry of inproc names, and joining two
+ * sockets with one pipe pair. */
+#include "transport/inproc.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ctx.h"
+#include "socket.h"
+
+typedef struct zl_inproc_entry {
+    char *name;
+    struct zl_socket *bound; /* NULL while connects wait for a bind */
+    /* The binder's options that shape a new pipe, taken at bind time. */
+    int sndhwm, rcvhwm;
+    zl_blob routing_id;
+    /* Binder ends of pipes made by connects that came first. */
+    zl_pipe **pending;
+    size_t pending_count;
+} zl_inproc_entry;
+
+static zl_inproc_entry *find(zl_ctx *ctx, const char *name)
+{
+    for (size_t i = 0; i < ctx->inproc_count; i++)
+        if (strcmp(ctx->inproc[i].name, name) == 0)
+            return &ctx->inproc[i];
+    return NULL;
+}
+
+static zl_inproc_entry *add(zl_ctx *ctx, const char *name)
+{
+    if (ctx->inproc_count == ctx->inproc_capacity) {
+        size_t cap = ctx->inproc_capacity ? ctx->inproc_capacity * 2 : 8;
+        zl_inproc_entry *grown = realloc(ctx->inproc, cap * sizeof *grown);
+        if (!grown)
+            return NULL;
+        ctx->inproc = grown;
+        ctx->inproc_capacity = cap;
+    }
+    zl_inproc_entry *e = &ctx->inproc[ctx->inproc_count];
+    memset(e, 0, sizeof *e);
+    e->name = strdup(name);
+    if (!e->name)
+        return NULL;
+    ctx->inproc_count++;
+    return e;
+}
+
+static void remove_entry(zl_ctx *ctx, zl_inproc_entry *e)
+{
+    for (size_t i = 0; i < e->pending_count; i++) {
+        zl_pipe_terminate(e->pending[i]);
+        zl_pipe_release(e->pending[i]);
+    }
+    free(e->pending);
+    free(e->name);
+    *e = ctx->inproc[--ctx->inproc_count];
+}
+
+/* libzmq's rule: the two queues' limits add up, unless either is
+ * unlimited. */
+static int combined_hwm(int send, int receive)
+{
+    return (send != 0 && receive != 0) ? send + receive : 0;
+}
+
+int zl_inproc_bind(zl_socket *s, const char *name)
+{
+    zl_ctx *ctx = s->ctx;
+    uv_mutex_lock(&ctx->lock);
+    zl_inproc_entry *e = find(ctx, name);
+    if (e && e->bound) {
+        uv_mutex_unlock(&ctx->lock);
+        errno = EADDRINUSE;
+        return -1;
+    }
+    if (!e && !(e = add(ctx, name))) {
+        uv_mutex_unlock(&ctx->lock);
+        errno = ENOMEM;
+        return -1;
+    }
+    e->bound = s;
+    e->sndhwm = s->options.sndhwm;
+    e->rcvhwm = s->options.rcvhwm;
+    e->routing_id = s->options.routing_id;
+    zl_pipe **pending = e->pending;
+    size_t count = e->pending_count;
+    e->pending = NULL;
+    e->pending_count = 0;
+    uv_mutex_unlock(&ctx->lock);
+
+    for (size_t i = 0; i < count; i++) {
+        zl_pipe_set_owner(pending[i], &s->mailbox, s);
+        zl_socket_attach_pipe(s, pending[i], false);
+    }
+    free(pending);
+    return 0;
+}
+
+int zl_inproc_connect(zl_socket *s, const char *name, zl_pipe **ours)
+{
+    zl_ctx *ctx = s->ctx;
+    uv_mutex_lock(&ctx->lock);
+    zl_inproc_entry *e = find(ctx, name);
+    if (!e && !(e = add(ctx, name))) {
+        uv_mutex_unlock(&ctx->lock);
+        errno = ENOMEM;
+        return -1;
+    }
+    int out_hwm = s->options.sndhwm, in_hwm = s->options.rcvhwm;
+    if (e->bound) {
+        out_hwm = combined_hwm(s->options.sndhwm, e->rcvhwm);
+        in_hwm = combined_hwm(e->sndhwm, s->options.rcvhwm);
+    }
+    zl_pipe *theirs;
+    if (zl_pipe_pair(ours, &theirs, out_hwm, in_hwm) != 0) {
+        uv_mutex_unlock(&ctx->lock);
+        errno = ENOMEM;
+        return -1;
+    }
+    zl_pipe_set_owner(*ours, &s->mailbox, s);
+    /* Each end carries the routing id its owner knows the peer by. */
+    theirs->routing_id = s->options.routing_id;
+    (*ours)->routing_id = s->options.connect_routing_id.len
+                              ? s->options.connect_routing_id
+                              : e->routing_id;
+    if (e->bound) {
+        zl_socket *binder = e->bound;
+        zl_pipe_set_owner(theirs, &binder->mailbox, binder);
+        zl_cmd cmd = {.type = ZL_CMD_ATTACH_PIPE, .target = binder,
+                      .pipe = theirs};
+        zl_pipe_ref(theirs);
+        zl_mailbox_send(&binder->mailbox, &cmd);
+    } else {
+        zl_pipe **grown =
+            realloc(e->pending, (e->pending_count + 1) * sizeof *grown);
+        if (!grown) {
+            uv_mutex_unlock(&ctx->lock);
+            zl_pipe_release(theirs);
+            zl_pipe_release(*ours);
+            errno = ENOMEM;
+            return -1;
+        }
+        e->pending = grown;
+        e->pending[e->pending_count++] = theirs;
+    }
+    uv_mutex_unlock(&ctx->lock);
+    zl_socket_attach_pipe(s, *ours, true);
+    return 0;
+}
+
+void zl_inproc_unbind(zl_socket *s, const char *name)
+{
+    zl_ctx *ctx = s->ctx;
+    uv_mutex_lock(&ctx->lock);
+    zl_inproc_entry *e = find(ctx, name);
+    if (e && e->bound == s)
+        remove_entry(ctx, e);
+    uv_mutex_unlock(&ctx->lock);
+}
+
+void zl_inproc_unbind_all(zl_socket *s)
+{
+    zl_ctx *ctx = s->ctx;
+    uv_mutex_lock(&ctx->lock);
+    for (size_t i = 0; i < ctx->inproc_count;) {
+        if (ctx->inproc[i].bound == s)
+            remove_entry(ctx, &ctx->inproc[i]);
+        else
+            i++;
+    }
+    uv_mutex_unlock(&ctx->lock);
+}
+
+void zl_inproc_registry_destroy(zl_ctx *ctx)
+{
+    while (ctx->inproc_count > 0)
+        remove_entry(ctx, &ctx->inproc[0]);
+    free(ctx->inproc);
+    ctx->inproc = NULL;
+}

@@ -1,0 +1,178 @@
+/* listener.c — accepting tcp and ipc connections for a bound socket, and
+ * ending them again on unbind or close. */
+#include "listener.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <uv.h>
+
+#include "monitor.h"
+#include "session.h"
+#include "socket.h"
+#include "transport/address.h"
+
+struct zl_listener_object {
+    zl_io_object base;
+    zl_socket *socket;
+    zl_options options;
+    zl_listener *listener;
+    zl_op accept_op;
+    bool terminating;
+    char endpoint[300];
+    char ipc_path[sizeof(((struct sockaddr_un *)0)->sun_path) + 1];
+    char ipc_tmpdir[300];
+    zl_session **children;
+    size_t child_count, child_capacity;
+};
+
+static void remove_ipc_files(zl_listener_object *l)
+{
+    uv_fs_t req;
+    if (l->ipc_path[0]) {
+        uv_fs_unlink(NULL, &req, l->ipc_path, NULL);
+        uv_fs_req_cleanup(&req);
+    }
+    if (l->ipc_tmpdir[0]) {
+        uv_fs_rmdir(NULL, &req, l->ipc_tmpdir, NULL);
+        uv_fs_req_cleanup(&req);
+    }
+}
+
+static void destroy(zl_listener_object *l)
+{
+    zl_monitor_event(l->socket, ZLINK_EVENT_CLOSED, 0, l->endpoint);
+    remove_ipc_files(l);
+    for (size_t i = 0; i < l->child_count; i++) {
+        /* Cleared first, so the child does not call back into us. */
+        l->children[i]->listener = NULL;
+        l->children[i]->base.ops->term(&l->children[i]->base);
+    }
+    free(l->children);
+    zl_socket *socket = l->socket;
+    atomic_fetch_sub(&l->base.thread->load, 1);
+    free(l);
+    zl_cmd ack = {.type = ZL_CMD_TERM_ACK, .target = socket};
+    zl_mailbox_send(&socket->mailbox, &ack);
+}
+
+static void add_child(zl_listener_object *l, zl_session *s)
+{
+    if (l->child_count == l->child_capacity) {
+        size_t cap = l->child_capacity ? l->child_capacity * 2 : 8;
+        zl_session **grown = realloc(l->children, cap * sizeof *grown);
+        if (!grown) {
+            s->listener = NULL; /* it lives on without being tracked */
+            return;
+        }
+        l->children = grown;
+        l->child_capacity = cap;
+    }
+    s->listener = l;
+    s->listener_slot = l->child_count;
+    l->children[l->child_count++] = s;
+}
+
+void zl_listener_child_gone(zl_listener_object *l, zl_session *s)
+{
+    zl_session *last = l->children[--l->child_count];
+    l->children[s->listener_slot] = last;
+    last->listener_slot = s->listener_slot;
+}
+
+static void on_accept(zl_op *op, int status, size_t bytes)
+{
+    zl_listener_object *l = op->data;
+    if (l->terminating) {
+        if (op->accepted)
+            zl_handle_close(op->accepted);
+        destroy(l);
+        return;
+    }
+    if (status != 0) {
+        zl_monitor_event(l->socket, ZLINK_EVENT_ACCEPT_FAILED,
+                         (uint64_t)-status, l->endpoint);
+    } else {
+        char peer[300];
+        snprintf(peer, sizeof peer, "%s", l->endpoint);
+        zl_monitor_event(l->socket, ZLINK_EVENT_ACCEPTED, 0, l->endpoint);
+        zl_session *s = zl_session_create_accepted(
+            l->socket, l->base.thread, &l->options, op->accepted, peer);
+        if (s)
+            add_child(l, s);
+    }
+    op->accepted = NULL;
+    zl_listener_accept(l->listener, &l->accept_op);
+}
+
+static void listener_plug(zl_io_object *obj)
+{
+    zl_listener_object *l = (zl_listener_object *)obj;
+    if (!l->terminating)
+        zl_listener_accept(l->listener, &l->accept_op);
+}
+
+static void listener_term(zl_io_object *obj)
+{
+    zl_listener_object *l = (zl_listener_object *)obj;
+    if (l->terminating)
+        return;
+    l->terminating = true;
+    /* The pending accept completes with ZL_ECANCELED and finishes us. */
+    zl_listener_close(l->listener);
+}
+
+static void listener_pipe_command(zl_io_object *obj, const zl_cmd *cmd) {}
+
+static const zl_io_object_ops listener_ops = {
+    .plug = listener_plug,
+    .term = listener_term,
+    .pipe_command = listener_pipe_command,
+};
+
+int zl_listener_object_create(zl_socket *socket, zl_io_thread *thread,
+                              const zl_addr *addr, const char *ipc_tmpdir,
+                              char *endpoint_out, size_t endpoint_cap,
+                              zl_listener_object **out)
+{
+    zl_listener_object *l = calloc(1, sizeof *l);
+    if (!l) {
+        errno = ENOMEM;
+        return -1;
+    }
+    bool ipc_file = addr->u.sa.sa_family == AF_UNIX &&
+                    addr->u.un.sun_path[0] != '\0';
+    if (ipc_file) {
+        /* A socket file left behind by an earlier run would make bind fail,
+         * as libzmq knows. */
+        snprintf(l->ipc_path, sizeof l->ipc_path, "%s", addr->u.un.sun_path);
+        uv_fs_t req;
+        uv_fs_unlink(NULL, &req, l->ipc_path, NULL);
+        uv_fs_req_cleanup(&req);
+    }
+    int rc = zl_listener_open(thread->loop, addr, socket->options.backlog,
+                              &l->listener);
+    if (rc != 0) {
+        free(l);
+        errno = -rc;
+        return -1;
+    }
+    zl_addr bound;
+    if (zl_listener_local_addr(l->listener, &bound) != 0)
+        bound = *addr;
+    zl_addr_format(&bound, l->endpoint, sizeof l->endpoint);
+    snprintf(endpoint_out, endpoint_cap, "%s", l->endpoint);
+    if (ipc_tmpdir)
+        snprintf(l->ipc_tmpdir, sizeof l->ipc_tmpdir, "%s", ipc_tmpdir);
+    l->base.ops = &listener_ops;
+    l->base.thread = thread;
+    l->socket = socket;
+    l->options = socket->options;
+    l->accept_op.cb = on_accept;
+    l->accept_op.data = l;
+    atomic_fetch_add(&thread->load, 1);
+    atomic_fetch_add(&socket->io_objects, 1);
+    *out = l;
+    return 0;
+}

@@ -1,0 +1,179 @@
+/* decoder.c — the incremental ZMTP frame decoder: header, size checks, and
+ * bodies copied from the input or read straight into the message. */
+#include <assert.h>
+#include <string.h>
+
+#include "msg.h"
+#include "zmtp.h"
+
+enum decoder_state {
+    DECODING_HEADER, /* header[0..header_have) received */
+    DECODING_BODY,   /* d->msg is live, body_have of body_size filled */
+    DECODER_FAILED   /* a protocol error; the connection must close */
+};
+
+static void start_header(zl_decoder *d)
+{
+    d->state = DECODING_HEADER;
+    d->header_have = 0;
+    d->header_need = 1;
+    d->flags = 0;
+    d->body_size = 0;
+    d->body_have = 0;
+}
+
+static zl_decode_result fail(zl_decoder *d, zl_decode_error error)
+{
+    d->state = DECODER_FAILED;
+    d->error = error;
+    return ZL_DECODE_ERROR;
+}
+
+void zl_decoder_init(zl_decoder *d, int64_t max_msg_size)
+{
+    memset(d, 0, sizeof *d);
+    d->max_msg_size = max_msg_size;
+    d->error = ZL_DECODE_ERR_NONE;
+    start_header(d);
+}
+
+void zl_decoder_destroy(zl_decoder *d)
+{
+    if (d->state == DECODING_BODY)
+        zlink_msg_close(&d->msg);
+    d->state = DECODER_FAILED;
+}
+
+/* Hands the finished body to the caller and gets ready for the next frame. */
+static zl_decode_result finish_frame(zl_decoder *d, zlink_msg_t *out)
+{
+    uint8_t flags = 0;
+    if (d->flags & ZL_FRAME_MORE)
+        flags |= ZL_MSG_MORE;
+    if (d->flags & ZL_FRAME_COMMAND)
+        flags |= ZL_MSG_COMMAND;
+    zl_msg_set_flags(&d->msg, flags);
+    *out = d->msg;
+    start_header(d);
+    return ZL_DECODE_FRAME;
+}
+
+/* Rejects a bad flags byte before the size arrives, so that a peer speaking
+ * garbage is cut off as early as possible. */
+static zl_decode_result check_flags(zl_decoder *d)
+{
+    uint8_t flags = d->header[0];
+    if (flags & ZL_FRAME_RESERVED)
+        return fail(d, ZL_DECODE_ERR_RESERVED_FLAGS);
+    if ((flags & ZL_FRAME_COMMAND) && (flags & ZL_FRAME_MORE))
+        return fail(d, ZL_DECODE_ERR_BAD_COMMAND_FLAGS);
+    d->flags = flags;
+    d->header_need = (flags & ZL_FRAME_LONG) ? ZL_FRAME_HEADER_MAX : 2;
+    return ZL_DECODE_NEED_MORE;
+}
+
+static bool size_too_large(const zl_decoder *d, uint64_t size)
+{
+    if (size > (uint64_t)INT64_MAX)
+        return true;
+#if SIZE_MAX < UINT64_MAX
+    if (size > SIZE_MAX)
+        return true;
+#endif
+    return d->max_msg_size >= 0 && size > (uint64_t)d->max_msg_size;
+}
+
+/* The header is complete: check the size, then allocate the whole body at
+ * once. Nothing is allocated for a size we are going to refuse. */
+static zl_decode_result start_body(zl_decoder *d)
+{
+    uint64_t size = 0;
+    if (d->flags & ZL_FRAME_LONG) {
+        for (size_t i = 1; i < ZL_FRAME_HEADER_MAX; i++)
+            size = (size << 8) | d->header[i];
+    } else {
+        size = d->header[1];
+    }
+    if (size_too_large(d, size))
+        return fail(d, ZL_DECODE_ERR_TOO_LARGE);
+    if (zlink_msg_init_size(&d->msg, (size_t)size) != 0)
+        return fail(d, ZL_DECODE_ERR_NO_MEMORY);
+    d->state = DECODING_BODY;
+    d->body_size = size;
+    d->body_have = 0;
+    return ZL_DECODE_NEED_MORE;
+}
+
+static zl_decode_result take_header(zl_decoder *d, const uint8_t *data,
+                                    size_t len, size_t *pos)
+{
+    while (*pos < len && d->header_have < d->header_need) {
+        d->header[d->header_have++] = data[(*pos)++];
+        if (d->header_have == 1 && check_flags(d) == ZL_DECODE_ERROR)
+            return ZL_DECODE_ERROR;
+    }
+    if (d->header_have < d->header_need)
+        return ZL_DECODE_NEED_MORE;
+    return start_body(d);
+}
+
+static void take_body(zl_decoder *d, const uint8_t *data, size_t len,
+                      size_t *pos)
+{
+    size_t available = len - *pos;
+    uint64_t missing = d->body_size - d->body_have;
+    size_t n = missing < available ? (size_t)missing : available;
+    if (n == 0)
+        return;
+    uint8_t *body = zlink_msg_data(&d->msg);
+    memcpy(body + d->body_have, data + *pos, n);
+    d->body_have += n;
+    *pos += n;
+}
+
+zl_decode_result zl_decoder_decode(zl_decoder *d, const uint8_t *data,
+                                   size_t len, size_t *consumed,
+                                   zlink_msg_t *out)
+{
+    size_t pos = 0;
+    zl_decode_result result = ZL_DECODE_NEED_MORE;
+    *consumed = 0;
+    if (d->state == DECODER_FAILED)
+        return ZL_DECODE_ERROR;
+    if (d->state == DECODING_HEADER)
+        result = take_header(d, data, len, &pos);
+    /* One frame per call: the header (if it completed) and as much body as
+     * there is. A zero-length body completes with no input left. */
+    if (d->state == DECODING_BODY) {
+        take_body(d, data, len, &pos);
+        if (d->body_have == d->body_size)
+            result = finish_frame(d, out);
+    }
+    *consumed = pos;
+    return result;
+}
+
+bool zl_decoder_direct_buffer(zl_decoder *d, void **buf, size_t *len)
+{
+    if (d->state != DECODING_BODY || d->body_size < ZL_DECODER_DIRECT_MIN ||
+        d->body_have == d->body_size)
+        return false;
+    *buf = (uint8_t *)zlink_msg_data(&d->msg) + d->body_have;
+    *len = (size_t)(d->body_size - d->body_have);
+    return true;
+}
+
+zl_decode_result zl_decoder_direct_done(zl_decoder *d, size_t n,
+                                        zlink_msg_t *out)
+{
+    if (d->state != DECODING_BODY)
+        return d->state == DECODER_FAILED ? ZL_DECODE_ERROR
+                                          : ZL_DECODE_NEED_MORE;
+    /* More than zl_decoder_direct_buffer offered is the caller's bug, and
+     * it has already written past the body. */
+    assert(n <= d->body_size - d->body_have);
+    d->body_have += n;
+    if (d->body_have < d->body_size)
+        return ZL_DECODE_NEED_MORE;
+    return finish_frame(d, out);
+}

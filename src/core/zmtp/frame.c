@@ -1,0 +1,19 @@
+/* frame.c — ZMTP frame headers: the flags byte and the short or long size. */
+#include "zmtp.h"
+
+size_t zl_frame_header_encode(uint8_t *out, uint8_t flags, uint64_t size)
+{
+    /* The size decides LONG; reserved bits must never reach the wire. */
+    flags &= ZL_FRAME_MORE | ZL_FRAME_COMMAND;
+    if (size <= UINT8_MAX) {
+        out[0] = flags;
+        out[1] = (uint8_t)size;
+        return 2;
+    }
+    out[0] = flags | ZL_FRAME_LONG;
+    for (int i = 8; i >= 1; i--) {
+        out[i] = (uint8_t)(size & 0xff);
+        size >>= 8;
+    }
+    return ZL_FRAME_HEADER_MAX;
+}

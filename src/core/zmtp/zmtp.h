@@ -1,0 +1,127 @@
+/* zmtp.h — ZMTP 3.x wire format, with no I/O: the greeting, frame headers,
+ * the frame decoder, commands and READY metadata (rfc.zeromq.org spec 37). */
+#ifndef ZL_ZMTP_H
+#define ZL_ZMTP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "zlink.h"
+
+#define ZL_GREETING_SIZE 64
+/* Bytes needed to learn the peer's major and minor version. */
+#define ZL_GREETING_VERSION_SIZE 12
+
+/* Frame flag bits. */
+#define ZL_FRAME_MORE 0x01
+#define ZL_FRAME_LONG 0x02
+#define ZL_FRAME_COMMAND 0x04
+#define ZL_FRAME_RESERVED 0xf8
+
+/* The largest frame header: flags + 8-byte size. */
+#define ZL_FRAME_HEADER_MAX 9
+
+/* Writes our 64-byte greeting: signature, version 3.1, mechanism, as-server,
+ * zero filler. */
+void zl_greeting_encode(uint8_t out[ZL_GREETING_SIZE], const char *mechanism,
+                        bool as_server);
+
+typedef struct zl_greeting {
+    uint8_t major, minor;
+    char mechanism[21]; /* NUL-terminated, trailing NULs stripped */
+    bool as_server;
+} zl_greeting;
+
+/* Checks the signature in the first n bytes seen so far (any padding is
+ * accepted; byte 0 must be 0xFF and byte 9 must have bit 0 set). Returns
+ * false when what is there can never be a ZMTP 3 greeting. */
+bool zl_greeting_signature_ok(const uint8_t *bytes, size_t n);
+/* Parses a complete 64-byte greeting. Returns 0, or -1 when the signature is
+ * bad or the major version is below 3. */
+int zl_greeting_decode(const uint8_t in[ZL_GREETING_SIZE], zl_greeting *out);
+
+/* Writes a frame header for a body of size bytes; returns its length (2 or
+ * 9). flags may hold ZL_FRAME_MORE and ZL_FRAME_COMMAND. */
+size_t zl_frame_header_encode(uint8_t *out, uint8_t flags, uint64_t size);
+
+/* Incremental frame decoder. Bodies of at least ZL_DECODER_DIRECT_MIN bytes
+ * are allocated at once, and the engine may read the rest of the body
+ * straight into the message (zl_decoder_direct_buffer). */
+#define ZL_DECODER_DIRECT_MIN 8192
+
+typedef enum zl_decode_result {
+    ZL_DECODE_NEED_MORE, /* all input consumed, no complete frame */
+    ZL_DECODE_FRAME,     /* *out holds a frame; flags in its msg flags */
+    ZL_DECODE_ERROR      /* protocol error; see decoder->error */
+} zl_decode_result;
+
+typedef enum zl_decode_error {
+    ZL_DECODE_ERR_NONE,
+    ZL_DECODE_ERR_RESERVED_FLAGS,
+    ZL_DECODE_ERR_TOO_LARGE, /* exceeds max_msg_size */
+    ZL_DECODE_ERR_BAD_COMMAND_FLAGS, /* command with MORE set */
+    ZL_DECODE_ERR_NO_MEMORY
+} zl_decode_error;
+
+typedef struct zl_decoder {
+    int64_t max_msg_size; /* -1: no limit */
+    zl_decode_error error;
+    /* private */
+    int state;
+    uint8_t header[ZL_FRAME_HEADER_MAX];
+    size_t header_have, header_need;
+    uint8_t flags;
+    uint64_t body_size, body_have;
+    zlink_msg_t msg;
+} zl_decoder;
+
+void zl_decoder_init(zl_decoder *d, int64_t max_msg_size);
+void zl_decoder_destroy(zl_decoder *d);
+/* Decodes from data[0..len). Sets *consumed. On ZL_DECODE_FRAME, *out is a
+ * new message the caller owns; message flags carry ZL_MSG_MORE and
+ * ZL_MSG_COMMAND. Call again with the rest of the input. */
+zl_decode_result zl_decoder_decode(zl_decoder *d, const uint8_t *data,
+                                   size_t len, size_t *consumed,
+                                   zlink_msg_t *out);
+/* While a large body is partly received, where its remaining bytes go. */
+bool zl_decoder_direct_buffer(zl_decoder *d, void **buf, size_t *len);
+/* Reports n bytes read into that buffer; may complete the frame into *out
+ * (returns ZL_DECODE_FRAME) or not (ZL_DECODE_NEED_MORE). */
+zl_decode_result zl_decoder_direct_done(zl_decoder *d, size_t n,
+                                        zlink_msg_t *out);
+
+/* Commands: body = name-length byte, name, data. */
+/* Splits a command frame body. Returns 0, or -1 when malformed. */
+int zl_command_parse(const uint8_t *body, size_t len, const uint8_t **name,
+                     size_t *name_len, const uint8_t **data, size_t *data_len);
+bool zl_command_is(const uint8_t *name, size_t name_len, const char *expect);
+/* Writes a complete command frame (header + body) into out, which has room
+ * for cap bytes. Returns the frame length, or 0 if it does not fit. */
+size_t zl_command_encode(uint8_t *out, size_t cap, const char *name,
+                         const void *data, size_t data_len);
+
+/* READY / metadata properties: name-length byte, name, 4-byte big-endian
+ * value length, value. */
+typedef int (*zl_property_fn)(void *arg, const uint8_t *name, size_t name_len,
+                              const uint8_t *value, size_t value_len);
+/* Calls fn for each property; returns 0, -1 when malformed, or fn's non-zero
+ * result. */
+int zl_properties_parse(const uint8_t *data, size_t len, zl_property_fn fn,
+                        void *arg);
+/* Appends one property; returns bytes written or 0 if it does not fit. */
+size_t zl_property_encode(uint8_t *out, size_t cap, const char *name,
+                          const void *value, size_t value_len);
+/* A complete READY command frame with Socket-Type and, when identity_len >
+ * 0, Identity. Returns the frame length or 0 if it does not fit. */
+size_t zl_ready_encode(uint8_t *out, size_t cap, int socket_type,
+                       const void *identity, size_t identity_len);
+
+/* Socket types by their ZMTP names ("PAIR", "DEALER", …). */
+const char *zl_socket_type_name(int socket_type);
+/* -1 when unknown. */
+int zl_socket_type_from_name(const uint8_t *name, size_t len);
+/* Whether spec 37's table lets these two talk. */
+bool zl_socket_types_compatible(int ours, int theirs);
+
+#endif

@@ -1,0 +1,40 @@
+/* testutil.c — helpers shared by the Check suites. */
+#include "testutil.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <uv.h>
+
+int zl_test_run(Suite *suite)
+{
+    SRunner *runner = srunner_create(suite);
+    srunner_run_all(runner, CK_NORMAL);
+    int failed = srunner_ntests_failed(runner);
+    srunner_free(runner);
+    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
+
+uint64_t zl_test_now_ms(void) { return uv_hrtime() / 1000000u; }
+
+void zl_test_sleep_ms(int ms) { uv_sleep((unsigned)ms); }
+
+void zl_test_ipc_endpoint(char *buf, size_t cap)
+{
+    static int counter;
+    char dir[512];
+    size_t len = sizeof dir;
+    if (uv_os_tmpdir(dir, &len) != 0)
+        snprintf(dir, sizeof dir, "/tmp");
+    snprintf(buf, cap, "ipc://%s/zlink-test-%d-%d", dir, (int)uv_os_getpid(),
+             ++counter);
+}
+
+bool zl_test_under_wine(void)
+{
+    char value[8];
+    size_t len = sizeof value;
+    /* Set by ci/test.sh's Windows stage; Wine itself also exposes
+     * WINEPREFIX to its processes' environment. */
+    return uv_os_getenv("ZLINK_UNDER_WINE", value, &len) == 0 ||
+           uv_os_getenv("WINEPREFIX", value, &(size_t){sizeof value}) != UV_ENOENT;
+}
