@@ -19,13 +19,12 @@
 
 /* --- greeting --------------------------------------------------------- */
 
-static const uint8_t null_greeting[ZL_GREETING_SIZE] = {
-    0xff, 0, 0, 0, 0, 0, 0, 0, 0, 0x7f, /* signature, zero padding */
-    3,    1,                            /* version 3.1 */
-    'N',  'U', 'L', 'L', 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-    0, /* as-server */
-    /* 31 filler bytes follow as zeros */
-};
+/* Signature with zero padding, version 3.1, "NULL"; as-server and the 31
+ * filler bytes are the zeros that fill the rest of the array. */
+static const uint8_t null_greeting[ZL_GREETING_SIZE] =
+    "\xff\0\0\0\0\0\0\0\0\x7f"
+    "\x03\x01"
+    "NULL";
 
 START_TEST(greeting_encode_null)
 {
@@ -305,13 +304,15 @@ START_TEST(decode_command_frame)
     zlink_msg_t msg;
     size_t consumed;
     zl_decoder_init(&d, -1);
-    ck_assert_int_eq(zl_decoder_decode(&d, BYTES("\x04\x09\x04PING\x00\x0a"
-                                                 "ab"),
+    ck_assert_int_eq(zl_decoder_decode(&d,
+                                       BYTES("\x04\x09\x04PING\x00\x0a"
+                                             "ab"),
                                        &consumed, &msg),
                      ZL_DECODE_FRAME);
     ck_assert_uint_eq(consumed, 11);
-    check_frame(&msg, "\x04PING\x00\x0a"
-                      "ab",
+    check_frame(&msg,
+                "\x04PING\x00\x0a"
+                "ab",
                 9, ZL_MSG_COMMAND);
     zl_decoder_destroy(&d);
 }
@@ -410,9 +411,8 @@ static void decode_stream_in_chunks(size_t chunk)
         while (pos < n) {
             zlink_msg_t msg;
             size_t consumed;
-            zl_decode_result r =
-                zl_decoder_decode(&d, stream + at + pos, n - pos, &consumed,
-                                  &msg);
+            zl_decode_result r = zl_decoder_decode(&d, stream + at + pos,
+                                                   n - pos, &consumed, &msg);
             ck_assert_int_ne(r, ZL_DECODE_ERROR);
             pos += consumed;
             if (r == ZL_DECODE_FRAME)
@@ -426,13 +426,16 @@ static void decode_stream_in_chunks(size_t chunk)
     free(stream);
 }
 
-START_TEST(decode_byte_by_byte) { decode_stream_in_chunks(1); }
+START_TEST(decode_byte_by_byte)
+{
+    decode_stream_in_chunks(1);
+}
 END_TEST
 
 START_TEST(decode_arbitrary_splits)
 {
-    static const size_t chunks[] = {2, 3, 7, 8, 9, 10, 64, 255, 256, 4096,
-                                    8191, 65536};
+    static const size_t chunks[] = {2,  3,   7,   8,    9,    10,
+                                    64, 255, 256, 4096, 8191, 65536};
     for (size_t i = 0; i < sizeof chunks / sizeof chunks[0]; i++)
         decode_stream_in_chunks(chunks[i]);
 }
@@ -451,9 +454,9 @@ START_TEST(decode_reserved_flag_bits)
         ck_assert_int_eq(d.error, ZL_DECODE_ERR_RESERVED_FLAGS);
         ck_assert_uint_eq(consumed, 1);
         /* A failed decoder stays failed. */
-        ck_assert_int_eq(zl_decoder_decode(&d, BYTES("\x00\x00"), &consumed,
-                                           &msg),
-                         ZL_DECODE_ERROR);
+        ck_assert_int_eq(
+            zl_decoder_decode(&d, BYTES("\x00\x00"), &consumed, &msg),
+            ZL_DECODE_ERROR);
         ck_assert_uint_eq(consumed, 0);
         zl_decoder_destroy(&d);
     }
@@ -470,9 +473,8 @@ START_TEST(decode_reserved_bits_after_good_frame)
         zl_decoder_decode(&d, BYTES("\x00\x01z\x81\x01z"), &consumed, &msg),
         ZL_DECODE_FRAME);
     check_frame(&msg, "z", 1, 0);
-    ck_assert_int_eq(
-        zl_decoder_decode(&d, BYTES("\x81\x01z"), &consumed, &msg),
-        ZL_DECODE_ERROR);
+    ck_assert_int_eq(zl_decoder_decode(&d, BYTES("\x81\x01z"), &consumed, &msg),
+                     ZL_DECODE_ERROR);
     ck_assert_int_eq(d.error, ZL_DECODE_ERR_RESERVED_FLAGS);
     zl_decoder_destroy(&d);
 }
@@ -515,9 +517,8 @@ START_TEST(decode_over_max_msg_size)
 
     /* Commands count too. */
     zl_decoder_init(&d, 0);
-    ck_assert_int_eq(
-        zl_decoder_decode(&d, BYTES("\x04\x01"), &consumed, &msg),
-        ZL_DECODE_ERROR);
+    ck_assert_int_eq(zl_decoder_decode(&d, BYTES("\x04\x01"), &consumed, &msg),
+                     ZL_DECODE_ERROR);
     ck_assert_int_eq(d.error, ZL_DECODE_ERR_TOO_LARGE);
     zl_decoder_destroy(&d);
 }
@@ -531,8 +532,8 @@ START_TEST(decode_hostile_long_sizes)
         const char *header;
         int64_t max;
     } cases[] = {
-        {"\x02\x80\x00\x00\x00\x00\x00\x00\x00", -1}, /* 2^63 */
-        {"\x02\xff\xff\xff\xff\xff\xff\xff\xff", -1}, /* 2^64 - 1 */
+        {"\x02\x80\x00\x00\x00\x00\x00\x00\x00", -1},      /* 2^63 */
+        {"\x02\xff\xff\xff\xff\xff\xff\xff\xff", -1},      /* 2^64 - 1 */
         {"\x02\x40\x00\x00\x00\x00\x00\x00\x00", 1 << 20}, /* 2^62 */
         {"\x02\x00\x00\x00\x00\x00\x10\x00\x01", 1 << 20}, /* 1 MiB + 1 */
     };
@@ -546,10 +547,10 @@ START_TEST(decode_hostile_long_sizes)
                                            4, &consumed, &msg),
                          ZL_DECODE_NEED_MORE);
         ck_assert_uint_eq(consumed, 4);
-        ck_assert_int_eq(
-            zl_decoder_decode(&d, (const uint8_t *)cases[i].header + 4, 5,
-                              &consumed, &msg),
-            ZL_DECODE_ERROR);
+        ck_assert_int_eq(zl_decoder_decode(&d,
+                                           (const uint8_t *)cases[i].header + 4,
+                                           5, &consumed, &msg),
+                         ZL_DECODE_ERROR);
         ck_assert_int_eq(d.error, ZL_DECODE_ERR_TOO_LARGE);
         ck_assert_uint_eq(consumed, 5);
         zl_decoder_destroy(&d);
@@ -674,8 +675,7 @@ START_TEST(decode_destroy_mid_direct_body)
     ck_assert_int_eq(zl_decoder_decode(&d, wire, header, &consumed, &msg),
                      ZL_DECODE_NEED_MORE);
     ck_assert(zl_decoder_direct_buffer(&d, &buf, &len));
-    ck_assert_int_eq(zl_decoder_direct_done(&d, 10, &msg),
-                     ZL_DECODE_NEED_MORE);
+    ck_assert_int_eq(zl_decoder_direct_done(&d, 10, &msg), ZL_DECODE_NEED_MORE);
     zl_decoder_destroy(&d);
 }
 END_TEST
@@ -713,12 +713,12 @@ START_TEST(command_parse_malformed)
     ck_assert_int_eq(zl_command_parse((const uint8_t *)"", 0, &name, &name_len,
                                       &data, &data_len),
                      -1);
-    ck_assert_int_eq(zl_command_parse(BYTES("\x00"), &name, &name_len, &data,
-                                      &data_len),
-                     -1);
-    ck_assert_int_eq(zl_command_parse(BYTES("\x05READ"), &name, &name_len,
-                                      &data, &data_len),
-                     -1);
+    ck_assert_int_eq(
+        zl_command_parse(BYTES("\x00"), &name, &name_len, &data, &data_len),
+        -1);
+    ck_assert_int_eq(
+        zl_command_parse(BYTES("\x05READ"), &name, &name_len, &data, &data_len),
+        -1);
     ck_assert_int_eq(zl_command_parse(BYTES("\xff"
                                             "abc"),
                                       &name, &name_len, &data, &data_len),
@@ -729,8 +729,8 @@ END_TEST
 START_TEST(command_encode)
 {
     uint8_t out[512];
-    ck_assert_uint_eq(
-        zl_command_encode(out, sizeof out, "PING", "\x00\x0a", 2), 9);
+    ck_assert_uint_eq(zl_command_encode(out, sizeof out, "PING", "\x00\x0a", 2),
+                      9);
     ck_assert_mem_eq(out, "\x04\x07\x04PING\x00\x0a", 9);
     ck_assert_uint_eq(zl_command_encode(out, 9, "PING", "\x00\x0a", 2), 9);
     ck_assert_uint_eq(zl_command_encode(out, 8, "PING", "\x00\x0a", 2), 0);
@@ -747,8 +747,9 @@ START_TEST(command_encode)
     memset(data, 'z', sizeof data);
     ck_assert_uint_eq(zl_command_encode(out, sizeof out, "ERROR", data, 300),
                       9 + 1 + 5 + 300);
-    ck_assert_mem_eq(out, "\x06\x00\x00\x00\x00\x00\x00\x01\x32\x05"
-                          "ERROR",
+    ck_assert_mem_eq(out,
+                     "\x06\x00\x00\x00\x00\x00\x00\x01\x32\x05"
+                     "ERROR",
                      15);
     ck_assert_mem_eq(out + 15, data, 300);
 
@@ -759,10 +760,11 @@ END_TEST
 START_TEST(property_encode)
 {
     uint8_t out[32];
-    ck_assert_uint_eq(
-        zl_property_encode(out, sizeof out, "Identity", "abc", 3), 16);
-    ck_assert_mem_eq(out, "\x08Identity\x00\x00\x00\x03"
-                          "abc",
+    ck_assert_uint_eq(zl_property_encode(out, sizeof out, "Identity", "abc", 3),
+                      16);
+    ck_assert_mem_eq(out,
+                     "\x08Identity\x00\x00\x00\x03"
+                     "abc",
                      16);
     ck_assert_uint_eq(zl_property_encode(out, 16, "Identity", "abc", 3), 16);
     ck_assert_uint_eq(zl_property_encode(out, 15, "Identity", "abc", 3), 0);
@@ -780,8 +782,8 @@ START_TEST(ready_encode_dealer)
 {
     uint8_t out[64];
     ck_assert_uint_eq(sizeof ready_dealer - 1, 30);
-    ck_assert_uint_eq(
-        zl_ready_encode(out, sizeof out, ZLINK_DEALER, NULL, 0), 30);
+    ck_assert_uint_eq(zl_ready_encode(out, sizeof out, ZLINK_DEALER, NULL, 0),
+                      30);
     ck_assert_mem_eq(out, ready_dealer, 30);
     ck_assert_uint_eq(zl_ready_encode(out, 30, ZLINK_DEALER, NULL, 0), 30);
     ck_assert_uint_eq(zl_ready_encode(out, 29, ZLINK_DEALER, NULL, 0), 0);
@@ -796,12 +798,11 @@ START_TEST(ready_encode_with_identity)
                                  "ROUTER\x08Identity\x00\x00\x00\x03"
                                  "id1";
     uint8_t out[64];
-    ck_assert_uint_eq(
-        zl_ready_encode(out, sizeof out, ZLINK_ROUTER, "id1", 3), 46);
+    ck_assert_uint_eq(zl_ready_encode(out, sizeof out, ZLINK_ROUTER, "id1", 3),
+                      46);
     ck_assert_mem_eq(out, expect, 46);
 
-    ck_assert_uint_eq(zl_ready_encode(out, sizeof out, ZLINK_SUB, NULL, 0),
-                      27);
+    ck_assert_uint_eq(zl_ready_encode(out, sizeof out, ZLINK_SUB, NULL, 0), 27);
     ck_assert_mem_eq(out, "\x04\x19\x05READY\x0bSocket-Type\x00\x00\x00\x03SUB",
                      27);
 }
@@ -895,8 +896,8 @@ START_TEST(properties_any_order)
 {
     collected c = {0};
     ck_assert_uint_eq(sizeof mixed_properties - 1, 45);
-    ck_assert_int_eq(
-        zl_properties_parse(BYTES(mixed_properties), collect, &c), 0);
+    ck_assert_int_eq(zl_properties_parse(BYTES(mixed_properties), collect, &c),
+                     0);
     ck_assert_int_eq(c.count, 3);
     ck_assert_str_eq(c.names[0], "Identity");
     ck_assert_str_eq(c.values[0], "");
@@ -949,8 +950,8 @@ END_TEST
 START_TEST(properties_callback_stops)
 {
     collected c = {.stop_at = 2};
-    ck_assert_int_eq(
-        zl_properties_parse(BYTES(mixed_properties), collect, &c), 7);
+    ck_assert_int_eq(zl_properties_parse(BYTES(mixed_properties), collect, &c),
+                     7);
     ck_assert_int_eq(c.count, 2);
 }
 END_TEST
@@ -959,13 +960,13 @@ END_TEST
 
 START_TEST(socket_type_names)
 {
-    static const char *const names[] = {"PAIR",   "PUB",    "SUB",  "REQ",
-                                        "REP",    "DEALER", "ROUTER", "PULL",
-                                        "PUSH",   "XPUB",   "XSUB"};
+    static const char *const names[] = {"PAIR", "PUB",    "SUB",    "REQ",
+                                        "REP",  "DEALER", "ROUTER", "PULL",
+                                        "PUSH", "XPUB",   "XSUB"};
     for (int type = 0; type < 11; type++) {
         ck_assert_str_eq(zl_socket_type_name(type), names[type]);
-        ck_assert_int_eq(zl_socket_type_from_name(
-                             (const uint8_t *)names[type], strlen(names[type])),
+        ck_assert_int_eq(zl_socket_type_from_name((const uint8_t *)names[type],
+                                                  strlen(names[type])),
                          type);
     }
     ck_assert_int_eq(ZLINK_PAIR, 0);
@@ -1012,8 +1013,8 @@ START_TEST(socket_type_compatibility)
             bool expect = false;
             for (int i = 0; i < table[row].count; i++)
                 expect |= table[row].peers[i] == theirs;
-            ck_assert_msg(zl_socket_types_compatible(table[row].type,
-                                                     theirs) == expect,
+            ck_assert_msg(zl_socket_types_compatible(table[row].type, theirs) ==
+                              expect,
                           "%d with %d", table[row].type, theirs);
             /* The table is symmetric. */
             ck_assert(zl_socket_types_compatible(theirs, table[row].type) ==
@@ -1092,4 +1093,7 @@ static Suite *suite(void)
     return s;
 }
 
-int main(void) { return zl_test_run(suite()); }
+int main(void)
+{
+    return zl_test_run(suite());
+}

@@ -104,8 +104,8 @@ START_TEST(init_data_is_zero_copy)
     char buf[100] = "zero copy";
     free_log log = {0};
     zlink_msg_t msg;
-    ck_assert_int_eq(
-        zlink_msg_init_data(&msg, buf, sizeof buf, log_free, &log), 0);
+    ck_assert_int_eq(zlink_msg_init_data(&msg, buf, sizeof buf, log_free, &log),
+                     0);
     ck_assert_ptr_eq(zlink_msg_data(&msg), buf);
     ck_assert_uint_eq(zlink_msg_size(&msg), sizeof buf);
     ck_assert_int_eq(atomic_load(&log.calls), 0);
@@ -380,7 +380,8 @@ END_TEST
 
 START_TEST(const_and_buffer)
 {
-    static const char text[] = "a constant body longer than forty-eight bytes!!";
+    static const char text[] =
+        "a constant body longer than forty-eight bytes!!";
     zlink_msg_t msg;
     ck_assert_int_eq(zl_msg_init_const(&msg, text, sizeof text), 0);
     ck_assert_ptr_eq(zlink_msg_data(&msg), text);
@@ -470,17 +471,16 @@ START_TEST(copies_closed_concurrently)
     for (int t = 0; t < THREADS; t++) {
         for (int i = 0; i < COPIES_PER_THREAD; i++) {
             zlink_msg_init(&closers[t].copies[i]);
-            ck_assert_int_eq(
-                zlink_msg_copy(&closers[t].copies[i], &original), 0);
+            ck_assert_int_eq(zlink_msg_copy(&closers[t].copies[i], &original),
+                             0);
         }
     }
     ck_assert_int_eq(zlink_msg_close(&original), 0);
 
     uv_thread_t threads[THREADS];
     for (int t = 0; t < THREADS; t++)
-        ck_assert_int_eq(uv_thread_create(&threads[t], close_copies,
-                                          &closers[t]),
-                         0);
+        ck_assert_int_eq(
+            uv_thread_create(&threads[t], close_copies, &closers[t]), 0);
     for (int t = 0; t < THREADS; t++)
         uv_thread_join(&threads[t]);
     ck_assert_int_eq(atomic_load(&log.calls), 1);
@@ -529,4 +529,7 @@ static Suite *suite(void)
     return s;
 }
 
-int main(void) { return zl_test_run(suite()); }
+int main(void)
+{
+    return zl_test_run(suite());
+}

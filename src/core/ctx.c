@@ -80,6 +80,9 @@ static void reaper_main(void *arg)
 
 void zl_ctx_reap(zl_ctx *ctx, zl_socket *s)
 {
+    /* Redirect first: once listed, the reaper may free the socket at any
+     * moment. */
+    zl_mailbox_set_signal(&s->mailbox, reaper_signal, ctx);
     uv_mutex_lock(&ctx->reaper_lock);
     if (ctx->zombie_count == ctx->zombie_capacity) {
         size_t cap = ctx->zombie_capacity ? ctx->zombie_capacity * 2 : 16;
@@ -93,7 +96,6 @@ void zl_ctx_reap(zl_ctx *ctx, zl_socket *s)
     ctx->reaper_dirty = true;
     uv_cond_signal(&ctx->reaper_cond);
     uv_mutex_unlock(&ctx->reaper_lock);
-    zl_mailbox_set_signal(&s->mailbox, reaper_signal, ctx);
 }
 
 bool zl_ctx_terminating(const zl_ctx *ctx)

@@ -71,8 +71,7 @@ void zl_content_release(zl_content *content)
 {
     /* acq_rel: the last owner must see every other owner's writes before it
      * frees the block. */
-    if (atomic_fetch_sub_explicit(&content->refs, 1, memory_order_acq_rel) !=
-        1)
+    if (atomic_fetch_sub_explicit(&content->refs, 1, memory_order_acq_rel) != 1)
         return;
     if (content->ffn != NULL)
         content->ffn(content->data, content->hint);
@@ -268,7 +267,10 @@ int zl_msg_init_buffer(zlink_msg_t *msg, const void *data, size_t size)
     return 0;
 }
 
-uint8_t zl_msg_flags(const zlink_msg_t *msg) { return zl_msg_cof(msg)->flags; }
+uint8_t zl_msg_flags(const zlink_msg_t *msg)
+{
+    return zl_msg_cof(msg)->flags;
+}
 
 void zl_msg_set_flags(zlink_msg_t *msg, uint8_t flags)
 {

@@ -223,10 +223,9 @@ static int with_timeout(zl_socket *s, int (*op)(zl_socket *, zlink_msg_t *),
     }
     if (op(s, msg) == 0)
         return 0;
-    if (errno != EAGAIN)
-        return -1;
     /* Before giving up or sleeping, take in what other threads told us:
-     * new pipes, room or messages on existing ones. */
+     * new pipes (a ROUTER's EHOSTUNREACH may be one of them), room or
+     * messages on existing ones. */
     if (zl_socket_process_commands(s, 0) != 0)
         return -1;
     if (op(s, msg) == 0)

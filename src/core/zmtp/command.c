@@ -120,7 +120,8 @@ size_t zl_ready_encode(uint8_t *out, size_t cap, int socket_type,
     if (type_name == NULL)
         return 0;
     size_t type_len = strlen(type_name);
-    size_t body_size = 1 + strlen(ready) + property_size("Socket-Type", type_len);
+    size_t body_size =
+        1 + strlen(ready) + property_size("Socket-Type", type_len);
     if (identity_len > 0) {
         size_t identity_size = property_size("Identity", identity_len);
         if (identity_size == 0)

@@ -22,9 +22,9 @@ enum {
 };
 
 static const char *const type_names[TYPE_COUNT] = {
-    [TYPE_PAIR] = "PAIR",     [TYPE_PUB] = "PUB",       [TYPE_SUB] = "SUB",
-    [TYPE_REQ] = "REQ",       [TYPE_REP] = "REP",       [TYPE_DEALER] = "DEALER",
-    [TYPE_ROUTER] = "ROUTER", [TYPE_PULL] = "PULL",     [TYPE_PUSH] = "PUSH",
+    [TYPE_PAIR] = "PAIR",     [TYPE_PUB] = "PUB",   [TYPE_SUB] = "SUB",
+    [TYPE_REQ] = "REQ",       [TYPE_REP] = "REP",   [TYPE_DEALER] = "DEALER",
+    [TYPE_ROUTER] = "ROUTER", [TYPE_PULL] = "PULL", [TYPE_PUSH] = "PUSH",
     [TYPE_XPUB] = "XPUB",     [TYPE_XSUB] = "XSUB",
 };
 

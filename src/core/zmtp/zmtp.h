@@ -38,7 +38,8 @@ typedef struct zl_greeting {
  * false when what is there can never be a ZMTP 3 greeting. */
 bool zl_greeting_signature_ok(const uint8_t *bytes, size_t n);
 /* Parses a complete 64-byte greeting. Returns 0, or -1 when the signature is
- * bad or the major version is below 3. */
+ * bad, the major version is below 3, or the mechanism field has bytes after
+ * its NUL padding has begun. */
 int zl_greeting_decode(const uint8_t in[ZL_GREETING_SIZE], zl_greeting *out);
 
 /* Writes a frame header for a body of size bytes; returns its length (2 or
@@ -78,21 +79,26 @@ typedef struct zl_decoder {
 
 void zl_decoder_init(zl_decoder *d, int64_t max_msg_size);
 void zl_decoder_destroy(zl_decoder *d);
-/* Decodes from data[0..len). Sets *consumed. On ZL_DECODE_FRAME, *out is a
- * new message the caller owns; message flags carry ZL_MSG_MORE and
- * ZL_MSG_COMMAND. Call again with the rest of the input. */
+/* Decodes at most one frame from data[0..len). Sets *consumed. On
+ * ZL_DECODE_FRAME, *out is overwritten (it must not hold a live message)
+ * with a new message the caller owns; message flags carry ZL_MSG_MORE and
+ * ZL_MSG_COMMAND. Call again with the rest of the input. Once it has
+ * returned ZL_DECODE_ERROR, the decoder returns it for every call. */
 zl_decode_result zl_decoder_decode(zl_decoder *d, const uint8_t *data,
                                    size_t len, size_t *consumed,
                                    zlink_msg_t *out);
-/* While a large body is partly received, where its remaining bytes go. */
+/* While a body of at least ZL_DECODER_DIRECT_MIN bytes is partly received,
+ * where its remaining bytes go; false otherwise. */
 bool zl_decoder_direct_buffer(zl_decoder *d, void **buf, size_t *len);
-/* Reports n bytes read into that buffer; may complete the frame into *out
- * (returns ZL_DECODE_FRAME) or not (ZL_DECODE_NEED_MORE). */
+/* Reports n (at most the *len offered) bytes read into that buffer; may
+ * complete the frame into *out (returns ZL_DECODE_FRAME) or not
+ * (ZL_DECODE_NEED_MORE). */
 zl_decode_result zl_decoder_direct_done(zl_decoder *d, size_t n,
                                         zlink_msg_t *out);
 
 /* Commands: body = name-length byte, name, data. */
-/* Splits a command frame body. Returns 0, or -1 when malformed. */
+/* Splits a command frame body. Returns 0, or -1 when malformed (empty, a
+ * zero-length name, or a name longer than the body). */
 int zl_command_parse(const uint8_t *body, size_t len, const uint8_t **name,
                      size_t *name_len, const uint8_t **data, size_t *data_len);
 bool zl_command_is(const uint8_t *name, size_t name_len, const char *expect);
@@ -105,8 +111,9 @@ size_t zl_command_encode(uint8_t *out, size_t cap, const char *name,
  * value length, value. */
 typedef int (*zl_property_fn)(void *arg, const uint8_t *name, size_t name_len,
                               const uint8_t *value, size_t value_len);
-/* Calls fn for each property; returns 0, -1 when malformed, or fn's non-zero
- * result. */
+/* Calls fn for each property, in wire order; returns 0, -1 when a length
+ * runs past the end (fn may have been called for earlier properties), or
+ * fn's non-zero result. */
 int zl_properties_parse(const uint8_t *data, size_t len, zl_property_fn fn,
                         void *arg);
 /* Appends one property; returns bytes written or 0 if it does not fit. */
