@@ -1,6 +1,7 @@
 /* msg.c — zlink_msg_t: inline small bodies, refcounted content blocks, and the
  * public zlink_msg_* calls other than send and recv. */
 #include "msg.h"
+#include "msg_pool.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -51,9 +52,11 @@ zl_content *zl_content_alloc(size_t size)
         return NULL;
     /* One allocation: the header, then the body. sizeof(zl_content) is a
      * multiple of its pointer alignment, so the body is aligned too. */
-    zl_content *content = malloc(sizeof(zl_content) + size);
+    uint8_t pool_class;
+    zl_content *content = zl_pool_alloc(sizeof(zl_content) + size, &pool_class);
     if (content == NULL)
         return NULL;
+    content->pool_class = pool_class;
     atomic_init(&content->refs, 1);
     content->data = content + 1;
     content->size = size;
@@ -75,7 +78,7 @@ void zl_content_release(zl_content *content)
         return;
     if (content->ffn != NULL)
         content->ffn(content->data, content->hint);
-    free(content);
+    zl_pool_free(content, content->pool_class);
 }
 
 ZLINK_EXPORT int zlink_msg_init(zlink_msg_t *msg)
@@ -117,7 +120,8 @@ ZLINK_EXPORT int zlink_msg_init_data(zlink_msg_t *msg, void *data, size_t size,
     }
     /* The caller's buffer stays where it is; only the refcount header is
      * ours, so copies can share the buffer and free it once. */
-    zl_content *content = malloc(sizeof *content);
+    uint8_t pool_class;
+    zl_content *content = zl_pool_alloc(sizeof *content, &pool_class);
     if (content == NULL) {
         memset(m, 0, sizeof *m);
         m->kind = ZL_MSG_CLOSED;
@@ -125,6 +129,7 @@ ZLINK_EXPORT int zlink_msg_init_data(zlink_msg_t *msg, void *data, size_t size,
         return -1;
     }
     atomic_init(&content->refs, 1);
+    content->pool_class = pool_class;
     content->data = data;
     content->size = size;
     content->ffn = ffn;

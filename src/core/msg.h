@@ -37,6 +37,7 @@ typedef struct zl_content {
     size_t size;
     zlink_free_fn *ffn; /* NULL: the block came from zl_content_alloc */
     void *hint;
+    uint8_t pool_class; /* where this header came from (msg_pool.h) */
 } zl_content;
 
 typedef struct zl_msg {

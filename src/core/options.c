@@ -62,7 +62,7 @@ static int set_blob(zl_blob *blob, const void *val, size_t len)
 
 static int set_int_at_least(int *field, const void *val, size_t len, int min)
 {
-    int v;
+    int v = 0;
     if (zl_option_int(val, len, &v) != 0)
         return -1;
     if (v < min) {
@@ -75,7 +75,7 @@ static int set_int_at_least(int *field, const void *val, size_t len, int min)
 
 static int set_bool(bool *field, const void *val, size_t len)
 {
-    int v;
+    int v = 0;
     if (zl_option_int(val, len, &v) != 0)
         return -1;
     if (v != 0 && v != 1) {
@@ -112,7 +112,7 @@ int zl_options_set(zl_options *o, int option, const void *val, size_t len)
     case ZLINK_HEARTBEAT_TIMEOUT:
         return set_int_at_least(&o->heartbeat_timeout, val, len, -1);
     case ZLINK_HEARTBEAT_TTL: {
-        int v;
+        int v = 0;
         if (zl_option_int(val, len, &v) != 0)
             return -1;
         /* Sent in deciseconds in a 16-bit field. */

@@ -107,7 +107,10 @@ static zl_decode_result start_body(zl_decoder *d)
 static zl_decode_result take_header(zl_decoder *d, const uint8_t *data,
                                     size_t len, size_t *pos)
 {
-    while (*pos < len && d->header_have < d->header_need) {
+    /* The sizeof bound is implied by header_need; it is spelled out for
+     * gcc's -O3 overflow analysis. */
+    while (*pos < len && d->header_have < d->header_need &&
+           d->header_have < sizeof d->header) {
         d->header[d->header_have++] = data[(*pos)++];
         if (d->header_have == 1 && check_flags(d) == ZL_DECODE_ERROR)
             return ZL_DECODE_ERROR;

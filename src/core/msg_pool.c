@@ -1,0 +1,179 @@
+/* msg_pool.c — message body pools. Each thread keeps a small free list per
+ * size class; lists overflow to and refill from a global free list in
+ * batches, under a mutex taken once per batch. Blocks flow naturally from
+ * the thread that frees them (an I/O thread after encoding) back to the
+ * thread that allocates (the application's sender).
+ *
+ * Blocks are carved from slabs that are never returned to the OS; every slab
+ * stays listed in a global table, so a block cached by a thread that exited
+ * is still reachable, not leaked. Under AddressSanitizer the pool steps
+ * aside, so that use-after-free in message handling stays detectable. */
+#include "msg_pool.h"
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <uv.h>
+
+#if defined(__SANITIZE_ADDRESS__)
+#define ZL_POOL_DISABLED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define ZL_POOL_DISABLED 1
+#endif
+#endif
+#if defined(__SANITIZE_THREAD__)
+#define ZL_POOL_DISABLED 1
+#endif
+
+#define CLASS_COUNT 8 /* 64 B … 8 KiB */
+#define SMALLEST_SHIFT 6
+#define LOCAL_MAX 256   /* blocks a thread keeps per class */
+#define BATCH 128       /* blocks moved to or from the global list at once */
+#define SLAB_SIZE (256 * 1024)
+
+typedef struct free_block {
+    struct free_block *next;
+} free_block;
+
+typedef struct local_cache {
+    free_block *head[CLASS_COUNT];
+    int count[CLASS_COUNT];
+} local_cache;
+
+typedef struct global_class {
+    uv_mutex_t lock;
+    free_block *head;
+    size_t count;
+} global_class;
+
+/* initial-exec: a shared library's TLS otherwise costs a __tls_get_addr call
+ * per access, more than the rest of the allocation. */
+#if defined(__GNUC__) && !defined(_WIN32)
+#define ZL_FAST_TLS __attribute__((tls_model("initial-exec")))
+#else
+#define ZL_FAST_TLS
+#endif
+static _Thread_local local_cache cache ZL_FAST_TLS;
+static global_class globals[CLASS_COUNT];
+static uv_once_t init_once = UV_ONCE_INIT;
+static uv_mutex_t slab_lock;
+static void **slabs; /* keeps every slab reachable */
+static size_t slab_count, slab_capacity;
+
+static void init_globals(void)
+{
+    for (int i = 0; i < CLASS_COUNT; i++)
+        uv_mutex_init(&globals[i].lock);
+    uv_mutex_init(&slab_lock);
+}
+
+static int class_of(size_t size)
+{
+    size_t block = (size_t)1 << SMALLEST_SHIFT;
+    for (int c = 0; c < CLASS_COUNT; c++, block <<= 1)
+        if (size <= block)
+            return c;
+    return -1;
+}
+
+static size_t class_size(int c) { return (size_t)1 << (SMALLEST_SHIFT + c); }
+
+/* Carves a new slab into the global list of class c. Called with that
+ * class's lock held. */
+static bool grow(int c)
+{
+    char *slab = malloc(SLAB_SIZE);
+    if (!slab)
+        return false;
+    uv_mutex_lock(&slab_lock);
+    if (slab_count == slab_capacity) {
+        size_t cap = slab_capacity ? slab_capacity * 2 : 64;
+        void **grown = realloc(slabs, cap * sizeof *grown);
+        if (!grown) {
+            uv_mutex_unlock(&slab_lock);
+            free(slab);
+            return false;
+        }
+        slabs = grown;
+        slab_capacity = cap;
+    }
+    slabs[slab_count++] = slab;
+    uv_mutex_unlock(&slab_lock);
+    size_t size = class_size(c);
+    for (size_t off = 0; off + size <= SLAB_SIZE; off += size) {
+        free_block *b = (free_block *)(slab + off);
+        b->next = globals[c].head;
+        globals[c].head = b;
+        globals[c].count++;
+    }
+    return true;
+}
+
+static bool refill(int c)
+{
+    uv_once(&init_once, init_globals);
+    global_class *g = &globals[c];
+    uv_mutex_lock(&g->lock);
+    if (g->count == 0 && !grow(c)) {
+        uv_mutex_unlock(&g->lock);
+        return false;
+    }
+    for (int i = 0; i < BATCH && g->head; i++) {
+        free_block *b = g->head;
+        g->head = b->next;
+        g->count--;
+        b->next = cache.head[c];
+        cache.head[c] = b;
+        cache.count[c]++;
+    }
+    uv_mutex_unlock(&g->lock);
+    return true;
+}
+
+static void spill(int c)
+{
+    global_class *g = &globals[c];
+    uv_mutex_lock(&g->lock);
+    for (int i = 0; i < BATCH; i++) {
+        free_block *b = cache.head[c];
+        cache.head[c] = b->next;
+        cache.count[c]--;
+        b->next = g->head;
+        g->head = b;
+        g->count++;
+    }
+    uv_mutex_unlock(&g->lock);
+}
+
+void *zl_pool_alloc(size_t size, uint8_t *pool_class)
+{
+#ifndef ZL_POOL_DISABLED
+    int c = class_of(size);
+    if (c >= 0) {
+        if (!cache.head[c] && !refill(c))
+            return NULL;
+        free_block *b = cache.head[c];
+        cache.head[c] = b->next;
+        cache.count[c]--;
+        *pool_class = (uint8_t)c;
+        return b;
+    }
+#endif
+    *pool_class = ZL_POOL_NONE;
+    return malloc(size);
+}
+
+void zl_pool_free(void *block, uint8_t pool_class)
+{
+    if (pool_class == ZL_POOL_NONE) {
+        free(block);
+        return;
+    }
+    int c = pool_class;
+    free_block *b = block;
+    b->next = cache.head[c];
+    cache.head[c] = b;
+    if (++cache.count[c] > LOCAL_MAX)
+        spill(c);
+}
