@@ -172,16 +172,32 @@ static int drain_mailbox(zl_socket *s)
     return handled;
 }
 
+/* Drains the mailbox and keeps the signaler in step with it. The signaler
+ * fires exactly when the mailbox goes from empty to non-empty, so it needs
+ * resetting only after commands were taken (or after a wake). Each reset is
+ * followed by another drain: a command queued between the last drain and
+ * the reset had its signal consumed, so it must be taken now. */
+static int drain_commands(zl_socket *s, bool woken)
+{
+    int total = drain_mailbox(s);
+    if (total == 0 && !woken)
+        return 0;
+    for (;;) {
+        zl_signaler_reset(&s->signaler);
+        int n = drain_mailbox(s);
+        total += n;
+        if (n == 0)
+            return total;
+    }
+}
+
 int zl_socket_process_commands(zl_socket *s, int wait_ms)
 {
     if (zl_ctx_terminating(s->ctx)) {
         errno = ETERM;
         return -1;
     }
-    /* Reset before draining: a command queued after the drain signals
-     * again, so nothing is lost between the two. */
-    zl_signaler_reset(&s->signaler);
-    if (drain_mailbox(s) > 0 || wait_ms == 0)
+    if (drain_commands(s, false) > 0 || wait_ms == 0)
         return 0;
     int rc = zl_signaler_wait(&s->signaler, wait_ms);
     if (zl_ctx_terminating(s->ctx)) {
@@ -196,8 +212,7 @@ int zl_socket_process_commands(zl_socket *s, int wait_ms)
         errno = -rc;
         return -1;
     }
-    zl_signaler_reset(&s->signaler);
-    drain_mailbox(s);
+    drain_commands(s, true);
     return 0;
 }
 

@@ -273,6 +273,8 @@ static void process_events(zl_loop *loop, int count)
     }
 }
 
+#define ZL_EPOLL_EXTRA_ROUNDS 8
+
 int zl_loop_run_once(zl_loop *loop, int timeout_ms)
 {
     int count = epoll_wait(loop->epoll_fd, loop->events, ZL_EPOLL_MAX_EVENTS,
@@ -281,6 +283,15 @@ int zl_loop_run_once(zl_loop *loop, int timeout_ms)
         process_events(loop, count);
     run_ready(loop);
     int ran = dispatch_completions(loop);
+    /* A handle whose read filled its buffer is ready again at once; serve a
+     * few more rounds here rather than paying an epoll_wait(0) for each.
+     * Bounded, so new events and timers still get their turn. */
+    for (int round = 0; round < ZL_EPOLL_EXTRA_ROUNDS &&
+                        (link_linked(&loop->ready) || loop->completed_head);
+         round++) {
+        run_ready(loop);
+        ran += dispatch_completions(loop);
+    }
     ran += run_wake(loop);
     ran += zl_timer_heap_run(&loop->timers, zl_loop_now(loop));
     return ran;
