@@ -610,7 +610,7 @@ static void stress_run(uint32_t messages, uint32_t parts, int hwm)
  * would repair a lost wakeup, so one lost ACTIVATE_READ hangs the test.
  * Waiting spins on the mailbox first, so that the two threads keep racing
  * the sleep handshake instead of taking turns through the scheduler. */
-#define PING_ROUNDS 100000
+#define PING_ROUNDS 50000
 
 static void ping_wait(stress_end *e)
 {

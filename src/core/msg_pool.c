@@ -26,6 +26,12 @@
 #define ZL_POOL_DISABLED 1
 #endif
 
+#if defined(ZL_POOL_DISABLED) && defined(__GNUC__)
+#define ZL_POOL_UNUSED __attribute__((unused))
+#else
+#define ZL_POOL_UNUSED
+#endif
+
 #define CLASS_COUNT 8 /* 64 B … 8 KiB */
 #define SMALLEST_SHIFT 6
 #define LOCAL_MAX 256   /* blocks a thread keeps per class */
@@ -68,7 +74,7 @@ static void init_globals(void)
     uv_mutex_init(&slab_lock);
 }
 
-static int class_of(size_t size)
+ZL_POOL_UNUSED static int class_of(size_t size)
 {
     size_t block = (size_t)1 << SMALLEST_SHIFT;
     for (int c = 0; c < CLASS_COUNT; c++, block <<= 1)
@@ -110,7 +116,7 @@ static bool grow(int c)
     return true;
 }
 
-static bool refill(int c)
+ZL_POOL_UNUSED static bool refill(int c)
 {
     uv_once(&init_once, init_globals);
     global_class *g = &globals[c];

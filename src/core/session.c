@@ -310,9 +310,7 @@ static void session_pipe_command(zl_io_object *obj, const zl_cmd *cmd)
     case ZL_CMD_PIPE_TERM:
         /* The socket let go of the pipe (close, or PAIR refusing a second
          * peer). Deliver what it queued, then end. */
-        begin_termination(s);
-        if (s->engine && !s->terminating)
-            zl_engine_restart_output(s->engine);
+        begin_termination(s); /* may free s */
         break;
     default:
         break;

@@ -1,0 +1,1265 @@
+/* test_bad_input.c — hostile and unusual peers, written as raw bytes on a
+ * plain TCP socket against a zlink ROUTER: each bad greeting, frame, size,
+ * socket type or vanishing peer closes only that connection, with monitor
+ * events, while a good DEALER on the same ROUTER keeps working. Also the
+ * unusual-but-valid peers of DESIGN.md §4a (ZMTP 3.0, libzmq's split
+ * greeting, PING/PONG, heartbeats) and frames split at every byte. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlink.h>
+
+#include "testutil.h"
+
+#if defined(_WIN32)
+#include <winsock2.h>
+#include <ws2tcpip.h>
+typedef SOCKET raw_fd;
+#define RAW_INVALID INVALID_SOCKET
+static void raw_close(raw_fd fd) { closesocket(fd); }
+#else
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <signal.h>
+#include <sys/select.h>
+#include <sys/socket.h>
+#include <unistd.h>
+typedef int raw_fd;
+#define RAW_INVALID (-1)
+static void raw_close(raw_fd fd) { close(fd); }
+#endif
+
+/* Every wait in this file is bounded by one of these. */
+#define WAIT_MS 5000
+#define QUIET_MS 500
+
+/* ---- raw TCP ---- */
+
+static raw_fd raw_connect(int port)
+{
+    raw_fd fd = socket(AF_INET, SOCK_STREAM, IPPROTO_TCP);
+    ck_assert(fd != RAW_INVALID);
+    int one = 1;
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, (const char *)&one, sizeof one);
+    struct sockaddr_in addr;
+    memset(&addr, 0, sizeof addr);
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons((unsigned short)port);
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ck_assert_int_eq(connect(fd, (struct sockaddr *)&addr, sizeof addr), 0);
+    return fd;
+}
+
+static void raw_send(raw_fd fd, const void *data, size_t len)
+{
+    const char *p = data;
+    while (len > 0) {
+        int chunk = len > 65536 ? 65536 : (int)len;
+        int n = (int)send(fd, p, chunk, 0);
+        ck_assert_msg(n > 0, "raw send failed");
+        p += n;
+        len -= (size_t)n;
+    }
+}
+
+/* Sends what it can; the server may already have closed on us. */
+static void raw_send_lenient(raw_fd fd, const void *data, size_t len)
+{
+    const char *p = data;
+    while (len > 0) {
+        int chunk = len > 65536 ? 65536 : (int)len;
+        int n = (int)send(fd, p, chunk, 0);
+        if (n <= 0)
+            return;
+        p += n;
+        len -= (size_t)n;
+    }
+}
+
+static bool raw_readable(raw_fd fd, int timeout_ms)
+{
+    fd_set set;
+    FD_ZERO(&set);
+    FD_SET(fd, &set);
+    struct timeval tv = {timeout_ms / 1000, (timeout_ms % 1000) * 1000};
+    return select((int)fd + 1, &set, NULL, NULL, &tv) > 0;
+}
+
+/* Reads exactly len bytes; false on EOF, error or timeout. */
+static bool raw_recv_exact(raw_fd fd, void *buf, size_t len, int timeout_ms)
+{
+    char *p = buf;
+    uint64_t deadline = zl_test_now_ms() + (uint64_t)timeout_ms;
+    while (len > 0) {
+        uint64_t now = zl_test_now_ms();
+        if (now >= deadline || !raw_readable(fd, (int)(deadline - now)))
+            return false;
+        int chunk = len > 65536 ? 65536 : (int)len;
+        int n = (int)recv(fd, p, chunk, 0);
+        if (n <= 0)
+            return false;
+        p += n;
+        len -= (size_t)n;
+    }
+    return true;
+}
+
+/* True when the server closes the connection (EOF or reset) within the
+ * timeout; whatever it sent before is discarded. */
+static bool raw_closed_by_peer(raw_fd fd, int timeout_ms)
+{
+    uint64_t deadline = zl_test_now_ms() + (uint64_t)timeout_ms;
+    char buf[4096];
+    for (;;) {
+        uint64_t now = zl_test_now_ms();
+        if (now >= deadline || !raw_readable(fd, (int)(deadline - now)))
+            return false;
+        if (recv(fd, buf, sizeof buf, 0) <= 0)
+            return true;
+    }
+}
+
+/* ---- ZMTP as raw bytes ---- */
+
+#define GREETING_SIZE 64
+#define FLAG_MORE 0x01
+#define FLAG_LONG 0x02
+#define FLAG_COMMAND 0x04
+
+static void make_greeting(uint8_t out[GREETING_SIZE], uint8_t minor,
+                          const char *mechanism)
+{
+    memset(out, 0, GREETING_SIZE);
+    out[0] = 0xff;
+    out[8] = 0x01; /* libzmq's padding: a ZMTP 1.0 length of 1 */
+    out[9] = 0x7f;
+    out[10] = 3;
+    out[11] = minor;
+    memcpy(out + 12, mechanism, strlen(mechanism));
+}
+
+/* Appends a frame header for size bytes with flags (LONG chosen by size
+ * unless forced); returns the header length. */
+static size_t put_header(uint8_t *out, uint8_t flags, uint64_t size,
+                         bool force_long)
+{
+    if (size <= 255 && !force_long) {
+        out[0] = flags;
+        out[1] = (uint8_t)size;
+        return 2;
+    }
+    out[0] = flags | FLAG_LONG;
+    for (int i = 8; i >= 1; i--) {
+        out[i] = (uint8_t)size;
+        size >>= 8;
+    }
+    return 9;
+}
+
+static size_t put_frame(uint8_t *out, uint8_t flags, const void *body,
+                        size_t len)
+{
+    size_t at = put_header(out, flags, len, false);
+    if (len)
+        memcpy(out + at, body, len);
+    return at + len;
+}
+
+/* A command frame: name, then data. */
+static size_t put_command(uint8_t *out, const char *name, const void *data,
+                          size_t len)
+{
+    uint8_t body[512];
+    size_t name_len = strlen(name);
+    body[0] = (uint8_t)name_len;
+    memcpy(body + 1, name, name_len);
+    if (len)
+        memcpy(body + 1 + name_len, data, len);
+    return put_frame(out, FLAG_COMMAND, body, 1 + name_len + len);
+}
+
+/* A READY with one Socket-Type property. */
+static size_t put_ready(uint8_t *out, const char *type)
+{
+    uint8_t props[300];
+    size_t type_len = strlen(type);
+    props[0] = 11;
+    memcpy(props + 1, "Socket-Type", 11);
+    props[12] = props[13] = props[14] = 0;
+    props[15] = (uint8_t)type_len;
+    memcpy(props + 16, type, type_len);
+    return put_command(out, "READY", props, 16 + type_len);
+}
+
+typedef struct raw_frame {
+    uint8_t flags;
+    uint64_t size;
+    uint8_t *body; /* malloc'd; NULL when size is 0 */
+    uint8_t header[9];
+    size_t header_len;
+} raw_frame;
+
+static bool raw_read_frame(raw_fd fd, raw_frame *f, int timeout_ms)
+{
+    memset(f, 0, sizeof *f);
+    if (!raw_recv_exact(fd, f->header, 2, timeout_ms))
+        return false;
+    f->flags = f->header[0];
+    f->header_len = 2;
+    if (f->flags & FLAG_LONG) {
+        if (!raw_recv_exact(fd, f->header + 2, 7, timeout_ms))
+            return false;
+        f->header_len = 9;
+        for (int i = 1; i < 9; i++)
+            f->size = (f->size << 8) | f->header[i];
+    } else {
+        f->size = f->header[1];
+    }
+    ck_assert_uint_le(f->size, 16u << 20);
+    if (f->size == 0)
+        return true;
+    f->body = malloc((size_t)f->size);
+    ck_assert_ptr_nonnull(f->body);
+    if (!raw_recv_exact(fd, f->body, (size_t)f->size, timeout_ms)) {
+        free(f->body);
+        f->body = NULL;
+        return false;
+    }
+    return true;
+}
+
+static bool frame_is_command(const raw_frame *f, const char *name)
+{
+    size_t len = strlen(name);
+    return (f->flags & FLAG_COMMAND) && f->size >= 1 + len &&
+           f->body[0] == len && memcmp(f->body + 1, name, len) == 0;
+}
+
+/* Reads zlink's greeting and checks it: 3.1, NULL, never as-server. */
+static void expect_zlink_greeting(raw_fd fd)
+{
+    uint8_t g[GREETING_SIZE];
+    ck_assert(raw_recv_exact(fd, g, sizeof g, WAIT_MS));
+    ck_assert_uint_eq(g[0], 0xff);
+    ck_assert_uint_eq(g[9] & 1, 1);
+    ck_assert_uint_eq(g[10], 3);
+    ck_assert_uint_eq(g[11], 1);
+    ck_assert(memcmp(g + 12, "NULL\0", 5) == 0);
+    ck_assert_uint_eq(g[32], 0);
+}
+
+static void expect_ready(raw_fd fd, const char *type)
+{
+    raw_frame f;
+    ck_assert(raw_read_frame(fd, &f, WAIT_MS));
+    ck_assert(frame_is_command(&f, "READY"));
+    /* Socket-Type comes first in zlink's READY. */
+    size_t type_len = strlen(type);
+    ck_assert_uint_ge(f.size, 6 + 16 + type_len);
+    ck_assert_uint_eq(f.body[6], 11);
+    ck_assert(memcmp(f.body + 7, "Socket-Type", 11) == 0);
+    ck_assert_uint_eq(f.body[21], type_len);
+    ck_assert(memcmp(f.body + 22, type, type_len) == 0);
+    free(f.body);
+}
+
+/* A raw DEALER that speaks ZMTP 3.<minor>, through the handshake. */
+static raw_fd raw_dealer(int port, uint8_t minor)
+{
+    raw_fd fd = raw_connect(port);
+    uint8_t out[GREETING_SIZE + 64];
+    make_greeting(out, minor, "NULL");
+    size_t len = GREETING_SIZE + put_ready(out + GREETING_SIZE, "DEALER");
+    raw_send(fd, out, len);
+    expect_zlink_greeting(fd);
+    expect_ready(fd, "ROUTER");
+    return fd;
+}
+
+/* ---- the zlink side ---- */
+
+typedef struct fixture {
+    void *ctx, *router, *monitor, *dealer;
+    int port;
+    int checks; /* good-peer round trips so far */
+    /* Events seen by the last wait_disconnect. */
+    int events[64];
+    uint32_t values[64];
+    int event_count;
+} fixture;
+
+typedef struct router_options {
+    int maxmsgsize, handshake_ivl, heartbeat_ivl, heartbeat_timeout;
+} router_options;
+
+#define NO_OPTIONS ((router_options){-2, -2, -2, -2})
+
+static void set_int(void *socket, int option, int value)
+{
+    ck_assert_int_eq(zlink_setsockopt(socket, option, &value, sizeof value),
+                     0);
+}
+
+/* Next monitor event within timeout_ms: true and *event, *value set. */
+static bool next_event(fixture *f, int timeout_ms, int *event, uint32_t *value)
+{
+    uint64_t deadline = zl_test_now_ms() + (uint64_t)timeout_ms;
+    uint8_t frame[6];
+    for (;;) {
+        int n = zlink_recv(f->monitor, frame, sizeof frame, 0);
+        if (n == 6)
+            break;
+        ck_assert_int_eq(n, -1);
+        ck_assert_int_eq(zlink_errno(), EAGAIN);
+        if (zl_test_now_ms() >= deadline)
+            return false;
+    }
+    uint16_t ev;
+    memcpy(&ev, frame, 2);
+    memcpy(value, frame + 2, 4);
+    *event = ev;
+    char endpoint[256];
+    ck_assert_int_ge(zlink_recv(f->monitor, endpoint, sizeof endpoint, 0), 0);
+    return true;
+}
+
+static void wait_event(fixture *f, int want)
+{
+    int ev;
+    uint32_t value;
+    uint64_t deadline = zl_test_now_ms() + WAIT_MS;
+    while (zl_test_now_ms() < deadline) {
+        if (next_event(f, 100, &ev, &value) && ev == want)
+            return;
+    }
+    ck_abort_msg("monitor event 0x%x never came", want);
+}
+
+/* The good DEALER sends one message, the ROUTER answers it. */
+static void check_good_peer(fixture *f)
+{
+    char text[32], buf[64], id[16];
+    int n = snprintf(text, sizeof text, "good-%d", f->checks++);
+    ck_assert_int_eq(zlink_send(f->dealer, text, (size_t)n, 0), n);
+    ck_assert_int_eq(zlink_recv(f->router, id, sizeof id, 0), 4);
+    ck_assert(memcmp(id, "good", 4) == 0);
+    ck_assert_int_eq(zlink_recv(f->router, buf, sizeof buf, 0), n);
+    ck_assert(memcmp(buf, text, (size_t)n) == 0);
+    ck_assert_int_eq(zlink_send(f->router, "good", 4, ZLINK_SNDMORE), 4);
+    ck_assert_int_eq(zlink_send(f->router, text, (size_t)n, 0), n);
+    ck_assert_int_eq(zlink_recv(f->dealer, buf, sizeof buf, 0), n);
+    ck_assert(memcmp(buf, text, (size_t)n) == 0);
+}
+
+static void fx_setup(fixture *f, router_options o)
+{
+    memset(f, 0, sizeof *f);
+    f->ctx = zlink_ctx_new();
+    ck_assert_ptr_nonnull(f->ctx);
+    f->router = zlink_socket(f->ctx, ZLINK_ROUTER);
+    ck_assert_ptr_nonnull(f->router);
+    set_int(f->router, ZLINK_LINGER, 0);
+    set_int(f->router, ZLINK_RCVTIMEO, WAIT_MS);
+    set_int(f->router, ZLINK_SNDTIMEO, WAIT_MS);
+    if (o.maxmsgsize != -2)
+        set_int(f->router, ZLINK_MAXMSGSIZE, o.maxmsgsize);
+    if (o.handshake_ivl != -2)
+        set_int(f->router, ZLINK_HANDSHAKE_IVL, o.handshake_ivl);
+    if (o.heartbeat_ivl != -2)
+        set_int(f->router, ZLINK_HEARTBEAT_IVL, o.heartbeat_ivl);
+    if (o.heartbeat_timeout != -2)
+        set_int(f->router, ZLINK_HEARTBEAT_TIMEOUT, o.heartbeat_timeout);
+    ck_assert_int_eq(
+        zlink_socket_monitor(f->router, "inproc://monitor", ZLINK_EVENT_ALL), 0);
+    f->monitor = zlink_socket(f->ctx, ZLINK_PAIR);
+    ck_assert_ptr_nonnull(f->monitor);
+    set_int(f->monitor, ZLINK_LINGER, 0);
+    set_int(f->monitor, ZLINK_RCVTIMEO, 100);
+    ck_assert_int_eq(zlink_connect(f->monitor, "inproc://monitor"), 0);
+
+    ck_assert_int_eq(zlink_bind(f->router, "tcp://127.0.0.1:*"), 0);
+    char endpoint[256];
+    size_t len = sizeof endpoint;
+    ck_assert_int_eq(
+        zlink_getsockopt(f->router, ZLINK_LAST_ENDPOINT, endpoint, &len), 0);
+    const char *colon = strrchr(endpoint, ':');
+    ck_assert_ptr_nonnull(colon);
+    f->port = atoi(colon + 1);
+
+    f->dealer = zlink_socket(f->ctx, ZLINK_DEALER);
+    ck_assert_ptr_nonnull(f->dealer);
+    set_int(f->dealer, ZLINK_LINGER, 0);
+    set_int(f->dealer, ZLINK_RCVTIMEO, WAIT_MS);
+    set_int(f->dealer, ZLINK_SNDTIMEO, WAIT_MS);
+    ck_assert_int_eq(zlink_setsockopt(f->dealer, ZLINK_ROUTING_ID, "good", 4),
+                     0);
+    ck_assert_int_eq(zlink_connect(f->dealer, endpoint), 0);
+    check_good_peer(f);
+    /* From here on, every connection event is a raw peer's. */
+    wait_event(f, ZLINK_EVENT_HANDSHAKE_SUCCEEDED);
+}
+
+static void fx_teardown(fixture *f)
+{
+    ck_assert_int_eq(zlink_close(f->dealer), 0);
+    ck_assert_int_eq(zlink_close(f->router), 0);
+    ck_assert_int_eq(zlink_close(f->monitor), 0);
+    ck_assert_int_eq(zlink_ctx_term(f->ctx), 0);
+}
+
+/* Waits for the DISCONNECTED of one raw connection, recording the events
+ * on the way. */
+static void wait_disconnect(fixture *f)
+{
+    f->event_count = 0;
+    uint64_t deadline = zl_test_now_ms() + WAIT_MS;
+    while (zl_test_now_ms() < deadline) {
+        int ev;
+        uint32_t value;
+        if (!next_event(f, 100, &ev, &value))
+            continue;
+        ck_assert_int_lt(f->event_count, 64);
+        f->events[f->event_count] = ev;
+        f->values[f->event_count] = value;
+        f->event_count++;
+        if (ev == ZLINK_EVENT_DISCONNECTED)
+            return;
+    }
+    ck_abort_msg("no DISCONNECTED event");
+}
+
+static int find_event(const fixture *f, int ev)
+{
+    for (int i = 0; i < f->event_count; i++)
+        if (f->events[i] == ev)
+            return i;
+    return -1;
+}
+
+/* The last connection ended with HANDSHAKE_FAILED_PROTOCOL(reason) before
+ * its DISCONNECTED, and nothing reported success. */
+static void expect_protocol_failure(const fixture *f, uint32_t reason)
+{
+    int at = find_event(f, ZLINK_EVENT_HANDSHAKE_FAILED_PROTOCOL);
+    ck_assert_msg(at >= 0, "no HANDSHAKE_FAILED_PROTOCOL");
+    ck_assert_msg(f->values[at] == reason,
+                  "protocol error 0x%x, expected 0x%x", f->values[at], reason);
+    ck_assert_int_lt(at, find_event(f, ZLINK_EVENT_DISCONNECTED));
+    ck_assert_int_lt(find_event(f, ZLINK_EVENT_HANDSHAKE_SUCCEEDED), 0);
+    ck_assert_int_lt(find_event(f, ZLINK_EVENT_HANDSHAKE_FAILED_NO_DETAIL), 0);
+}
+
+static void expect_no_handshake_failure(const fixture *f)
+{
+    ck_assert_int_lt(find_event(f, ZLINK_EVENT_HANDSHAKE_FAILED_PROTOCOL), 0);
+    ck_assert_int_lt(find_event(f, ZLINK_EVENT_HANDSHAKE_FAILED_NO_DETAIL), 0);
+}
+
+/* One hostile exchange: connect, send bytes, expect the server to close the
+ * connection and report it; then the good peer still works. */
+static void bad_peer(fixture *f, const void *bytes, size_t len)
+{
+    raw_fd fd = raw_connect(f->port);
+    raw_send_lenient(fd, bytes, len);
+    ck_assert_msg(raw_closed_by_peer(fd, WAIT_MS),
+                  "the server kept a bad connection open");
+    raw_close(fd);
+    wait_disconnect(f);
+    check_good_peer(f);
+}
+
+/* As bad_peer, after a complete handshake as a 3.1 DEALER. */
+static void bad_peer_after_ready(fixture *f, const void *bytes, size_t len)
+{
+    raw_fd fd = raw_dealer(f->port, 1);
+    raw_send_lenient(fd, bytes, len);
+    ck_assert_msg(raw_closed_by_peer(fd, WAIT_MS),
+                  "the server kept a bad connection open");
+    raw_close(fd);
+    wait_disconnect(f);
+    ck_assert_int_ge(find_event(f, ZLINK_EVENT_HANDSHAKE_SUCCEEDED), 0);
+    ck_assert_int_lt(find_event(f, ZLINK_EVENT_HANDSHAKE_FAILED_PROTOCOL), 0);
+    check_good_peer(f);
+}
+
+/* A greeting followed by extra bytes (typically a frame). */
+static size_t greeting_then(uint8_t *out, const void *extra, size_t len)
+{
+    make_greeting(out, 1, "NULL");
+    memcpy(out + GREETING_SIZE, extra, len);
+    return GREETING_SIZE + len;
+}
+
+/* ---- bad greetings ---- */
+
+START_TEST(bad_greetings)
+{
+    fixture f;
+    fx_setup(&f, NO_OPTIONS);
+    struct {
+        const char *name;
+        int at;
+        uint8_t value;
+        uint32_t reason;
+    } cases[] = {
+        {"signature byte 0", 0, 0x00, ZLINK_PROTOCOL_ERROR_ZMTP_UNSPECIFIED},
+        {"signature byte 9", 9, 0x7e, ZLINK_PROTOCOL_ERROR_ZMTP_UNSPECIFIED},
+        {"major version 2", 10, 2, ZLINK_PROTOCOL_ERROR_ZMTP_UNSPECIFIED},
+        {"major version 0", 10, 0, ZLINK_PROTOCOL_ERROR_ZMTP_UNSPECIFIED},
+        {"garbage after mechanism", 12 + 6, 'x',
+         ZLINK_PROTOCOL_ERROR_ZMTP_UNSPECIFIED},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        uint8_t g[GREETING_SIZE];
+        make_greeting(g, 1, "NULL");
+        g[cases[i].at] = cases[i].value;
+        bad_peer(&f, g, sizeof g);
+        expect_protocol_failure(&f, cases[i].reason);
+    }
+
+    /* A mechanism we do not speak. */
+    const char *mechanisms[] = {"PLAIN", "CURVE", "XXXXXXXXXXXXXXXXXXXX"};
+    for (size_t i = 0; i < 3; i++) {
+        uint8_t g[GREETING_SIZE];
+        make_greeting(g, 1, mechanisms[i]);
+        bad_peer(&f, g, sizeof g);
+        expect_protocol_failure(&f,
+                                ZLINK_PROTOCOL_ERROR_ZMTP_MECHANISM_MISMATCH);
+    }
+
+    /* Not ZMTP at all; also a lone bad first byte. */
+    static const char http[] = "GET / HTTP/1.1\r\nHost: x\r\n\r\n";
+    bad_peer(&f, http, sizeof http - 1);
+    expect_protocol_failure(&f, ZLINK_PROTOCOL_ERROR_ZMTP_UNSPECIFIED);
+    uint8_t zero = 0;
+    bad_peer(&f, &zero, 1);
+    expect_protocol_failure(&f, ZLINK_PROTOCOL_ERROR_ZMTP_UNSPECIFIED);
+
+    /* 64 bytes of noise that pass the signature test. */
+    uint8_t noise[GREETING_SIZE];
+    for (size_t i = 0; i < sizeof noise; i++)
+        noise[i] = (uint8_t)(i * 37 + 11);
+    noise[0] = 0xff;
+    noise[9] = 0x7f;
+    noise[10] = 3;
+    bad_peer(&f, noise, sizeof noise);
+    ck_assert_int_ge(find_event(&f, ZLINK_EVENT_HANDSHAKE_FAILED_PROTOCOL), 0);
+    fx_teardown(&f);
+}
+END_TEST
+
+/* ---- bad frames ---- */
+
+START_TEST(reserved_flag_bits)
+{
+    fixture f;
+    fx_setup(&f, NO_OPTIONS);
+    for (int bit = 3; bit < 8; bit++) {
+        uint8_t frame[3] = {(uint8_t)(1u << bit), 1, 'x'};
+        bad_peer_after_ready(&f, frame, sizeof frame);
+    }
+    /* The same during the handshake, in place of READY. */
+    uint8_t out[GREETING_SIZE + 16];
+    uint8_t frame[3] = {0x80 | FLAG_COMMAND, 1, 'x'};
+    bad_peer(&f, out, greeting_then(out, frame, sizeof frame));
+    expect_protocol_failure(&f, ZLINK_PROTOCOL_ERROR_ZMTP_UNSPECIFIED);
+    fx_teardown(&f);
+}
+END_TEST
+
+START_TEST(oversized_frames)
+{
+    fixture f;
+    router_options o = NO_OPTIONS;
+    o.maxmsgsize = 1000;
+    fx_setup(&f, o);
+    /* Sizes the limit refuses; the largest would take a terabyte, so the
+     * test (under ASan too) shows nothing is allocated before the check. */
+    uint64_t sizes[] = {1001, 2000, (uint64_t)1 << 40, (uint64_t)1 << 62,
+                        UINT64_MAX};
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+        uint8_t header[9];
+        size_t len = put_header(header, 0, sizes[i], true);
+        bad_peer_after_ready(&f, header, len);
+        /* With the body begun, too. */
+        uint8_t more[9 + 100];
+        len = put_header(more, FLAG_MORE, sizes[i], true);
+        memset(more + len, 'b', 100);
+        bad_peer_after_ready(&f, more, len + 100);
+    }
+    /* A short-form 255 is fine under a 1000 limit; 1000 exactly too. */
+    raw_fd fd = raw_dealer(f.port, 1);
+    uint8_t *big = malloc(9 + 1000);
+    ck_assert_ptr_nonnull(big);
+    size_t len = put_header(big, 0, 1000, false);
+    memset(big + len, 'k', 1000);
+    raw_send(fd, big, len + 1000);
+    char id[16], buf[1100];
+    ck_assert_int_gt(zlink_recv(f.router, id, sizeof id, 0), 0);
+    ck_assert_int_eq(zlink_recv(f.router, buf, sizeof buf, 0), 1000);
+    free(big);
+    raw_close(fd);
+    wait_disconnect(&f);
+
+    /* An oversized READY in the handshake. */
+    uint8_t out[GREETING_SIZE + 9];
+    uint8_t header[9];
+    size_t hlen = put_header(header, FLAG_COMMAND, (uint64_t)1 << 40, true);
+    bad_peer(&f, out, greeting_then(out, header, hlen));
+    expect_protocol_failure(&f, ZLINK_PROTOCOL_ERROR_ZMTP_UNSPECIFIED);
+    fx_teardown(&f);
+}
+END_TEST
+
+/* Without MAXMSGSIZE, a size that cannot be a message at all. */
+START_TEST(impossible_frame_size)
+{
+    fixture f;
+    fx_setup(&f, NO_OPTIONS);
+    uint8_t header[9];
+    size_t len = put_header(header, 0, UINT64_MAX, true);
+    bad_peer_after_ready(&f, header, len);
+    len = put_header(header, 0, (uint64_t)INT64_MAX + 1, true);
+    bad_peer_after_ready(&f, header, len);
+    fx_teardown(&f);
+}
+END_TEST
+
+/* ---- bad socket types and READY ---- */
+
+START_TEST(wrong_socket_type)
+{
+    fixture f;
+    fx_setup(&f, NO_OPTIONS);
+    const char *types[] = {"PUB", "SUB", "PAIR", "PUSH", "XPUB"};
+    for (size_t i = 0; i < sizeof types / sizeof types[0]; i++) {
+        raw_fd fd = raw_connect(f.port);
+        uint8_t out[GREETING_SIZE + 64];
+        make_greeting(out, 1, "NULL");
+        size_t len = GREETING_SIZE + put_ready(out + GREETING_SIZE, types[i]);
+        raw_send(fd, out, len);
+        expect_zlink_greeting(fd);
+        /* Our READY may come first; then the ERROR, byte for byte. */
+        raw_frame fr;
+        ck_assert(raw_read_frame(fd, &fr, WAIT_MS));
+        if (frame_is_command(&fr, "READY")) {
+            free(fr.body);
+            ck_assert(raw_read_frame(fd, &fr, WAIT_MS));
+        }
+        static const uint8_t error[] = "\x04\x1a\x05"
+                                       "ERROR\x13"
+                                       "Invalid socket type";
+        ck_assert_uint_eq(fr.header_len + fr.size, sizeof error - 1);
+        ck_assert(memcmp(fr.header, error, 2) == 0);
+        ck_assert(memcmp(fr.body, error + 2, (size_t)fr.size) == 0);
+        free(fr.body);
+        ck_assert(raw_closed_by_peer(fd, WAIT_MS));
+        raw_close(fd);
+        wait_disconnect(&f);
+        expect_protocol_failure(&f,
+                                ZLINK_PROTOCOL_ERROR_ZMTP_INVALID_METADATA);
+        check_good_peer(&f);
+    }
+    fx_teardown(&f);
+}
+END_TEST
+
+START_TEST(unknown_socket_type)
+{
+    fixture f;
+    fx_setup(&f, NO_OPTIONS);
+    const char *types[] = {"FOO", "", "DEALERX", "dealer"};
+    for (size_t i = 0; i < sizeof types / sizeof types[0]; i++) {
+        uint8_t out[GREETING_SIZE + 64];
+        make_greeting(out, 1, "NULL");
+        size_t len = GREETING_SIZE + put_ready(out + GREETING_SIZE, types[i]);
+        bad_peer(&f, out, len);
+        expect_protocol_failure(&f,
+                                ZLINK_PROTOCOL_ERROR_ZMTP_INVALID_METADATA);
+    }
+    fx_teardown(&f);
+}
+END_TEST
+
+START_TEST(malformed_ready)
+{
+    fixture f;
+    fx_setup(&f, NO_OPTIONS);
+    struct {
+        const char *name;
+        const char *props;
+        size_t len;
+        uint32_t reason;
+    } cases[] = {
+        {"value length cut short", "\x0bSocket-Type\x00\x00", 14,
+         ZLINK_PROTOCOL_ERROR_ZMTP_MALFORMED_COMMAND_READY},
+        {"value longer than READY", "\x0bSocket-Type\x00\x00\x00\x10" "DEALER",
+         22, ZLINK_PROTOCOL_ERROR_ZMTP_MALFORMED_COMMAND_READY},
+        {"value length 4 GiB", "\x0bSocket-Type\xff\xff\xff\xff" "DEALER", 22,
+         ZLINK_PROTOCOL_ERROR_ZMTP_MALFORMED_COMMAND_READY},
+        {"name longer than READY", "\x20Sock", 5,
+         ZLINK_PROTOCOL_ERROR_ZMTP_MALFORMED_COMMAND_READY},
+        {"good type, then junk", "\x0bSocket-Type\x00\x00\x00\x06" "DEALER\x05",
+         23, ZLINK_PROTOCOL_ERROR_ZMTP_MALFORMED_COMMAND_READY},
+        {"no Socket-Type", "", 0, ZLINK_PROTOCOL_ERROR_ZMTP_INVALID_METADATA},
+        {"Identity only", "\x08Identity\x00\x00\x00\x01x", 14,
+         ZLINK_PROTOCOL_ERROR_ZMTP_INVALID_METADATA},
+        {"identity of 256 bytes", NULL, 0,
+         ZLINK_PROTOCOL_ERROR_ZMTP_INVALID_METADATA},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        uint8_t props[400];
+        size_t plen = cases[i].len;
+        if (cases[i].props) {
+            memcpy(props, cases[i].props, plen);
+        } else {
+            memcpy(props, "\x0bSocket-Type\x00\x00\x00\x06" "DEALER", 22);
+            memcpy(props + 22, "\x08Identity\x00\x00\x01\x00", 13);
+            memset(props + 35, 'i', 256);
+            plen = 35 + 256;
+        }
+        uint8_t out[GREETING_SIZE + 512];
+        make_greeting(out, 1, "NULL");
+        size_t len = GREETING_SIZE +
+                     put_command(out + GREETING_SIZE, "READY", props, plen);
+        bad_peer(&f, out, len);
+        if (f.values[find_event(&f, ZLINK_EVENT_HANDSHAKE_FAILED_PROTOCOL)] !=
+            cases[i].reason)
+            fprintf(stderr, "malformed_ready: case '%s'\n", cases[i].name);
+        expect_protocol_failure(&f, cases[i].reason);
+    }
+    fx_teardown(&f);
+}
+END_TEST
+
+START_TEST(malformed_commands)
+{
+    fixture f;
+    fx_setup(&f, NO_OPTIONS);
+    uint8_t out[GREETING_SIZE + 64];
+    /* Empty command frame; zero-length name; a name past the body. */
+    static const uint8_t empty[] = {FLAG_COMMAND, 0};
+    bad_peer(&f, out, greeting_then(out, empty, sizeof empty));
+    expect_protocol_failure(
+        &f, ZLINK_PROTOCOL_ERROR_ZMTP_MALFORMED_COMMAND_UNSPECIFIED);
+    static const uint8_t no_name[] = {FLAG_COMMAND, 2, 0, 'x'};
+    bad_peer(&f, out, greeting_then(out, no_name, sizeof no_name));
+    expect_protocol_failure(
+        &f, ZLINK_PROTOCOL_ERROR_ZMTP_MALFORMED_COMMAND_UNSPECIFIED);
+    static const uint8_t long_name[] = {FLAG_COMMAND, 3, 9, 'R', 'E'};
+    bad_peer(&f, out, greeting_then(out, long_name, sizeof long_name));
+    expect_protocol_failure(
+        &f, ZLINK_PROTOCOL_ERROR_ZMTP_MALFORMED_COMMAND_UNSPECIFIED);
+
+    /* A command other than READY first; a data frame first. */
+    uint8_t cmd[32];
+    size_t clen = put_command(cmd, "PING", "\x00\x00", 2);
+    bad_peer(&f, out, greeting_then(out, cmd, clen));
+    expect_protocol_failure(&f, ZLINK_PROTOCOL_ERROR_ZMTP_UNEXPECTED_COMMAND);
+    static const uint8_t data[] = {0, 5, 'h', 'e', 'l', 'l', 'o'};
+    bad_peer(&f, out, greeting_then(out, data, sizeof data));
+    expect_protocol_failure(&f, ZLINK_PROTOCOL_ERROR_ZMTP_UNEXPECTED_COMMAND);
+    static const uint8_t data_more[] = {FLAG_MORE, 1, 'h'};
+    bad_peer(&f, out, greeting_then(out, data_more, sizeof data_more));
+    expect_protocol_failure(&f, ZLINK_PROTOCOL_ERROR_ZMTP_UNEXPECTED_COMMAND);
+
+    /* A command with MORE set, before READY and after. */
+    uint8_t ready[64];
+    size_t rlen = put_ready(ready, "DEALER");
+    ready[0] |= FLAG_MORE;
+    bad_peer(&f, out, greeting_then(out, ready, rlen));
+    expect_protocol_failure(&f, ZLINK_PROTOCOL_ERROR_ZMTP_UNSPECIFIED);
+    clen = put_command(cmd, "PING", "\x00\x00", 2);
+    cmd[0] |= FLAG_MORE;
+    bad_peer_after_ready(&f, cmd, clen);
+
+    /* Malformed commands once active. */
+    bad_peer_after_ready(&f, empty, sizeof empty);
+    bad_peer_after_ready(&f, long_name, sizeof long_name);
+
+    /* A second READY, and an ERROR from the peer, end it too. */
+    bad_peer_after_ready(&f, ready, rlen);
+    clen = put_command(cmd, "ERROR", "\x03" "bye", 4);
+    bad_peer_after_ready(&f, cmd, clen);
+    fx_teardown(&f);
+}
+END_TEST
+
+/* ---- vanishing and silent peers ---- */
+
+START_TEST(vanish_mid_greeting)
+{
+    fixture f;
+    fx_setup(&f, NO_OPTIONS);
+    uint8_t g[GREETING_SIZE];
+    make_greeting(g, 1, "NULL");
+    size_t cuts[] = {0, 1, 10, 11, 12, 40, 63};
+    for (size_t i = 0; i < sizeof cuts / sizeof cuts[0]; i++) {
+        raw_fd fd = raw_connect(f.port);
+        raw_send(fd, g, cuts[i]);
+        zl_test_sleep_ms(5);
+        raw_close(fd);
+        wait_disconnect(&f);
+        int at = find_event(&f, ZLINK_EVENT_HANDSHAKE_FAILED_NO_DETAIL);
+        ck_assert_msg(at >= 0, "cut at %zu: no HANDSHAKE_FAILED_NO_DETAIL",
+                      cuts[i]);
+        ck_assert_int_lt(find_event(&f, ZLINK_EVENT_HANDSHAKE_FAILED_PROTOCOL),
+                         0);
+        check_good_peer(&f);
+    }
+    /* After the greeting, inside READY. */
+    uint8_t out[GREETING_SIZE + 64];
+    make_greeting(out, 1, "NULL");
+    size_t len = GREETING_SIZE + put_ready(out + GREETING_SIZE, "DEALER");
+    raw_fd fd = raw_connect(f.port);
+    raw_send(fd, out, len - 3);
+    zl_test_sleep_ms(5);
+    raw_close(fd);
+    wait_disconnect(&f);
+    ck_assert_int_ge(find_event(&f, ZLINK_EVENT_HANDSHAKE_FAILED_NO_DETAIL), 0);
+    check_good_peer(&f);
+    fx_teardown(&f);
+}
+END_TEST
+
+START_TEST(vanish_mid_frame)
+{
+    fixture f;
+    fx_setup(&f, NO_OPTIONS);
+    /* Inside a header, inside a short body, inside a long body, after one
+     * part of a multipart message, inside a body read directly. */
+    uint8_t buf[64];
+    size_t hlen;
+    for (int cut = 1; cut < 9; cut++) {
+        raw_fd fd = raw_dealer(f.port, 1);
+        hlen = put_header(buf, 0, 300, true);
+        raw_send(fd, buf, (size_t)cut);
+        zl_test_sleep_ms(2);
+        raw_close(fd);
+        wait_disconnect(&f);
+        expect_no_handshake_failure(&f);
+    }
+    raw_fd fd = raw_dealer(f.port, 1);
+    raw_send(fd, "\x00\x10short", 7);
+    zl_test_sleep_ms(2);
+    raw_close(fd);
+    wait_disconnect(&f);
+
+    fd = raw_dealer(f.port, 1);
+    hlen = put_frame(buf, FLAG_MORE, "part1", 5);
+    raw_send(fd, buf, hlen);
+    zl_test_sleep_ms(2);
+    raw_close(fd);
+    wait_disconnect(&f);
+
+    size_t big = 1 << 20;
+    uint8_t *body = calloc(1, 9 + big);
+    ck_assert_ptr_nonnull(body);
+    hlen = put_header(body, 0, big, true);
+    fd = raw_dealer(f.port, 1);
+    raw_send(fd, body, hlen + big / 3);
+    zl_test_sleep_ms(20);
+    raw_close(fd);
+    wait_disconnect(&f);
+    free(body);
+    /* None of the half messages may reach the application. */
+    check_good_peer(&f);
+    char scratch[8];
+    ck_assert_int_eq(zlink_recv(f.router, scratch, sizeof scratch,
+                                ZLINK_DONTWAIT),
+                     -1);
+    fx_teardown(&f);
+}
+END_TEST
+
+START_TEST(silent_peer_handshake_timeout)
+{
+    fixture f;
+    router_options o = NO_OPTIONS;
+    o.handshake_ivl = 200;
+    fx_setup(&f, o);
+    /* Sends nothing; sends half a greeting; sends a greeting but no READY. */
+    uint8_t g[GREETING_SIZE];
+    make_greeting(g, 1, "NULL");
+    size_t sent[] = {0, 20, GREETING_SIZE};
+    for (size_t i = 0; i < 3; i++) {
+        raw_fd fd = raw_connect(f.port);
+        raw_send(fd, g, sent[i]);
+        ck_assert_msg(raw_closed_by_peer(fd, WAIT_MS),
+                      "a silent peer (%zu bytes) was never dropped", sent[i]);
+        raw_close(fd);
+        wait_disconnect(&f);
+        int at = find_event(&f, ZLINK_EVENT_HANDSHAKE_FAILED_NO_DETAIL);
+        ck_assert_int_ge(at, 0);
+        ck_assert_int_lt(at, find_event(&f, ZLINK_EVENT_DISCONNECTED));
+        check_good_peer(&f);
+    }
+    /* A peer that completes the handshake in time is not timed out. */
+    raw_fd fd = raw_dealer(f.port, 1);
+    ck_assert(!raw_readable(fd, 2 * 200 + 100));
+    uint8_t frame[8];
+    raw_send(fd, frame, put_frame(frame, 0, "alive", 5));
+    char id[16], buf[16];
+    ck_assert_int_gt(zlink_recv(f.router, id, sizeof id, 0), 0);
+    ck_assert_int_eq(zlink_recv(f.router, buf, sizeof buf, 0), 5);
+    raw_close(fd);
+    wait_disconnect(&f);
+    fx_teardown(&f);
+}
+END_TEST
+
+START_TEST(many_connections_dropped)
+{
+    fixture f;
+    fx_setup(&f, NO_OPTIONS);
+    enum { COUNT = 64 };
+    raw_fd fds[COUNT];
+    uint8_t out[GREETING_SIZE + 64];
+    make_greeting(out, 1, "NULL");
+    size_t full = GREETING_SIZE + put_ready(out + GREETING_SIZE, "DEALER");
+    for (int round = 0; round < 2; round++) {
+        for (int i = 0; i < COUNT; i++) {
+            fds[i] = raw_connect(f.port);
+            switch (i % 5) {
+            case 0: /* nothing */
+                break;
+            case 1: /* mid-greeting */
+                raw_send(fds[i], out, 1 + (size_t)i % 40);
+                break;
+            case 2: /* after READY */
+            case 3: /* after READY and half a frame */
+                raw_send(fds[i], out, full);
+                if (i % 5 == 3)
+                    raw_send(fds[i], "\x01\x09part", 6);
+                break;
+            case 4: /* garbage */
+                raw_send(fds[i], "\x00garbage", 8);
+                break;
+            }
+            /* Half of them go at once, half after all are open. */
+            if (round == 0 && i % 2 == 0) {
+                raw_close(fds[i]);
+                fds[i] = RAW_INVALID;
+            }
+        }
+        for (int i = 0; i < COUNT; i++)
+            if (fds[i] != RAW_INVALID)
+                raw_close(fds[i]);
+        int disconnected = 0;
+        uint64_t deadline = zl_test_now_ms() + 10000;
+        while (disconnected < COUNT && zl_test_now_ms() < deadline) {
+            int ev;
+            uint32_t value;
+            if (next_event(&f, 100, &ev, &value) &&
+                ev == ZLINK_EVENT_DISCONNECTED)
+                disconnected++;
+        }
+        ck_assert_int_eq(disconnected, COUNT);
+        check_good_peer(&f);
+    }
+    fx_teardown(&f);
+}
+END_TEST
+
+/* ---- valid but unusual peers ---- */
+
+/* Sends one message from the raw peer and one back, and checks both. */
+static void exchange(fixture *f, raw_fd fd, const char *text)
+{
+    uint8_t frame[300];
+    size_t len = strlen(text);
+    raw_send(fd, frame, put_frame(frame, 0, text, len));
+    char id[256], buf[256];
+    int id_len = zlink_recv(f->router, id, sizeof id, 0);
+    ck_assert_int_gt(id_len, 0);
+    ck_assert_int_eq(zlink_recv(f->router, buf, sizeof buf, 0), (int)len);
+    ck_assert(memcmp(buf, text, len) == 0);
+    ck_assert_int_eq(
+        zlink_send(f->router, id, (size_t)id_len, ZLINK_SNDMORE), id_len);
+    ck_assert_int_eq(zlink_send(f->router, "reply", 5, 0), 5);
+    raw_frame fr;
+    ck_assert(raw_read_frame(fd, &fr, WAIT_MS));
+    ck_assert_uint_eq(fr.flags, 0);
+    ck_assert_uint_eq(fr.size, 5);
+    ck_assert(memcmp(fr.body, "reply", 5) == 0);
+    free(fr.body);
+}
+
+START_TEST(zmtp30_peer)
+{
+    fixture f;
+    fx_setup(&f, NO_OPTIONS);
+    raw_fd fd = raw_dealer(f.port, 0);
+    exchange(&f, fd, "from a 3.0 peer");
+    exchange(&f, fd, "twice");
+    raw_close(fd);
+    wait_disconnect(&f);
+    check_good_peer(&f);
+    fx_teardown(&f);
+}
+END_TEST
+
+START_TEST(libzmq_partial_greeting)
+{
+    fixture f;
+    fx_setup(&f, NO_OPTIONS);
+    /* libzmq: signature (10 bytes), wait for the peer's; major version,
+     * wait for the peer's; then the rest. */
+    uint8_t g[GREETING_SIZE], theirs[GREETING_SIZE];
+    make_greeting(g, 1, "NULL");
+    raw_fd fd = raw_connect(f.port);
+    raw_send(fd, g, 10);
+    ck_assert(raw_recv_exact(fd, theirs, 10, WAIT_MS));
+    zl_test_sleep_ms(20);
+    raw_send(fd, g + 10, 1);
+    ck_assert(raw_recv_exact(fd, theirs + 10, 1, WAIT_MS));
+    ck_assert_uint_eq(theirs[10], 3);
+    zl_test_sleep_ms(20);
+    raw_send(fd, g + 11, GREETING_SIZE - 11);
+    ck_assert(raw_recv_exact(fd, theirs + 11, GREETING_SIZE - 11, WAIT_MS));
+    uint8_t ready[64];
+    raw_send(fd, ready, put_ready(ready, "DEALER"));
+    expect_ready(fd, "ROUTER");
+    exchange(&f, fd, "split greeting");
+    raw_close(fd);
+    wait_disconnect(&f);
+    fx_teardown(&f);
+}
+END_TEST
+
+START_TEST(ping_gets_pong)
+{
+    fixture f;
+    fx_setup(&f, NO_OPTIONS);
+    raw_fd fd = raw_dealer(f.port, 1);
+    uint8_t cmd[64];
+    size_t len = put_command(cmd, "PING", "\x00\x0a" "hello", 7);
+    raw_send(fd, cmd, len);
+    static const uint8_t pong[] = {FLAG_COMMAND, 10, 4,   'P', 'O', 'N',
+                                   'G',          'h', 'e', 'l', 'l', 'o'};
+    uint8_t got[sizeof pong];
+    ck_assert(raw_recv_exact(fd, got, sizeof got, WAIT_MS));
+    ck_assert(memcmp(got, pong, sizeof pong) == 0);
+    /* No context: an empty PONG. A context longer than 16: cut to 16. */
+    len = put_command(cmd, "PING", "\x00\x00", 2);
+    raw_send(fd, cmd, len);
+    ck_assert(raw_recv_exact(fd, got, 7, WAIT_MS));
+    ck_assert(memcmp(got, "\x04\x05\x04PONG", 7) == 0);
+    len = put_command(cmd, "PING", "\x00\x01" "0123456789abcdefXYZ", 21);
+    raw_send(fd, cmd, len);
+    uint8_t got16[23];
+    ck_assert(raw_recv_exact(fd, got16, sizeof got16, WAIT_MS));
+    ck_assert(memcmp(got16, "\x04\x15\x04PONG0123456789abcdef", 23) == 0);
+    /* Unknown commands and PONGs are ignored; data still flows. */
+    len = put_command(cmd, "WHATEVER", "x", 1);
+    raw_send(fd, cmd, len);
+    len = put_command(cmd, "PONG", "", 0);
+    raw_send(fd, cmd, len);
+    exchange(&f, fd, "after pings");
+    raw_close(fd);
+    wait_disconnect(&f);
+    fx_teardown(&f);
+}
+END_TEST
+
+START_TEST(no_ping_without_heartbeat)
+{
+    fixture f;
+    fx_setup(&f, NO_OPTIONS);
+    raw_fd fd = raw_dealer(f.port, 1);
+    exchange(&f, fd, "quiet");
+    ck_assert_msg(!raw_readable(fd, QUIET_MS),
+                  "the engine sent something unasked");
+    raw_close(fd);
+    wait_disconnect(&f);
+    fx_teardown(&f);
+}
+END_TEST
+
+START_TEST(heartbeat_pings)
+{
+    fixture f;
+    router_options o = NO_OPTIONS;
+    o.heartbeat_ivl = 100;
+    fx_setup(&f, o);
+    raw_fd fd = raw_dealer(f.port, 1);
+    /* A peer that answers every PING stays connected. */
+    for (int i = 0; i < 5; i++) {
+        raw_frame fr;
+        ck_assert_msg(raw_read_frame(fd, &fr, WAIT_MS), "PING %d missing", i);
+        ck_assert(frame_is_command(&fr, "PING"));
+        ck_assert_uint_ge(fr.size, 1 + 4 + 2);
+        free(fr.body);
+        uint8_t cmd[16];
+        raw_send(fd, cmd, put_command(cmd, "PONG", "", 0));
+    }
+    exchange(&f, fd, "still here");
+    int ev;
+    uint32_t value;
+    while (next_event(&f, 0, &ev, &value))
+        ck_assert_int_ne(ev, ZLINK_EVENT_DISCONNECTED);
+    check_good_peer(&f);
+    /* A peer that stops answering is dropped. */
+    ck_assert(raw_closed_by_peer(fd, WAIT_MS));
+    raw_close(fd);
+    wait_disconnect(&f);
+    check_good_peer(&f);
+    fx_teardown(&f);
+}
+END_TEST
+
+/* An idle but healthy peer (it answers PINGs only) must survive when the
+ * heartbeat timeout equals the interval, the default. */
+START_TEST(heartbeat_idle_peer_survives)
+{
+    fixture f;
+    router_options o = NO_OPTIONS;
+    o.heartbeat_ivl = 50;
+    fx_setup(&f, o);
+    raw_fd fd = raw_dealer(f.port, 1);
+    uint64_t until = zl_test_now_ms() + 600;
+    int pings = 0;
+    while (zl_test_now_ms() < until) {
+        raw_frame fr;
+        ck_assert_msg(raw_read_frame(fd, &fr, WAIT_MS),
+                      "dropped after %d PINGs", pings);
+        ck_assert(frame_is_command(&fr, "PING"));
+        free(fr.body);
+        pings++;
+        uint8_t cmd[16];
+        raw_send(fd, cmd, put_command(cmd, "PONG", "", 0));
+    }
+    exchange(&f, fd, "survived");
+    raw_close(fd);
+    wait_disconnect(&f);
+    fx_teardown(&f);
+}
+END_TEST
+
+START_TEST(split_at_every_byte)
+{
+    fixture f;
+    fx_setup(&f, NO_OPTIONS);
+    raw_fd fd = raw_dealer(f.port, 1);
+    /* Three parts: short, long (header of 9), empty; a PING in front. */
+    uint8_t wire[600];
+    uint8_t mid[256];
+    for (size_t i = 0; i < sizeof mid; i++)
+        mid[i] = (uint8_t)i;
+    size_t len = put_command(wire, "PING", "\x00\x00", 2);
+    size_t ping_len = len;
+    len += put_frame(wire + len, FLAG_MORE, "a", 1);
+    len += put_frame(wire + len, FLAG_MORE, mid, sizeof mid);
+    len += put_frame(wire + len, 0, NULL, 0);
+    for (size_t cut = 1; cut < len; cut++) {
+        raw_send(fd, wire, cut);
+        zl_test_sleep_ms(1);
+        raw_send(fd, wire + cut, len - cut);
+        char id[16];
+        uint8_t buf[300];
+        ck_assert_int_gt(zlink_recv(f.router, id, sizeof id, 0), 0);
+        ck_assert_int_eq(zlink_recv(f.router, buf, sizeof buf, 0), 1);
+        ck_assert_uint_eq(buf[0], 'a');
+        ck_assert_int_eq(zlink_recv(f.router, buf, sizeof buf, 0), 256);
+        ck_assert(memcmp(buf, mid, sizeof mid) == 0);
+        int more = 0;
+        size_t more_len = sizeof more;
+        zlink_getsockopt(f.router, ZLINK_RCVMORE, &more, &more_len);
+        ck_assert_int_eq(more, 1);
+        ck_assert_int_eq(zlink_recv(f.router, buf, sizeof buf, 0), 0);
+        zlink_getsockopt(f.router, ZLINK_RCVMORE, &more, &more_len);
+        ck_assert_int_eq(more, 0);
+        uint8_t pong[7];
+        ck_assert(raw_recv_exact(fd, pong, sizeof pong, WAIT_MS));
+        ck_assert(memcmp(pong, "\x04\x05\x04PONG", 7) == 0);
+    }
+    (void)ping_len;
+    raw_close(fd);
+    wait_disconnect(&f);
+    fx_teardown(&f);
+}
+END_TEST
+
+START_TEST(large_frame_direct_read)
+{
+    fixture f;
+    fx_setup(&f, NO_OPTIONS);
+    raw_fd fd = raw_dealer(f.port, 1);
+    size_t big = 1 << 20;
+    uint8_t *wire = malloc(9 + big);
+    ck_assert_ptr_nonnull(wire);
+    size_t hlen = put_header(wire, 0, big, false);
+    for (size_t i = 0; i < big; i++)
+        wire[hlen + i] = (uint8_t)(i * 7 + i / 251);
+    for (int round = 0; round < 3; round++) {
+        raw_send(fd, wire, hlen + big);
+        char id[16];
+        int id_len = zlink_recv(f.router, id, sizeof id, 0);
+        ck_assert_int_gt(id_len, 0);
+        zlink_msg_t msg;
+        zlink_msg_init(&msg);
+        ck_assert_int_eq(zlink_msg_recv(&msg, f.router, 0), (int)big);
+        ck_assert(memcmp(zlink_msg_data(&msg), wire + hlen, big) == 0);
+        /* And back: the body leaves from the message itself. */
+        ck_assert_int_eq(
+            zlink_send(f.router, id, (size_t)id_len, ZLINK_SNDMORE), id_len);
+        ck_assert_int_eq(zlink_msg_send(&msg, f.router, 0), (int)big);
+        raw_frame fr;
+        ck_assert(raw_read_frame(fd, &fr, WAIT_MS));
+        ck_assert_uint_eq(fr.size, big);
+        ck_assert(memcmp(fr.body, wire + hlen, big) == 0);
+        free(fr.body);
+    }
+    free(wire);
+    exchange(&f, fd, "small after large");
+    raw_close(fd);
+    wait_disconnect(&f);
+    check_good_peer(&f);
+    fx_teardown(&f);
+}
+END_TEST
+
+Suite *bad_input_suite(void)
+{
+    Suite *s = suite_create("bad_input");
+    TCase *bad = tcase_create("bad");
+    tcase_set_timeout(bad, 30);
+    tcase_add_test(bad, bad_greetings);
+    tcase_add_test(bad, reserved_flag_bits);
+    tcase_add_test(bad, oversized_frames);
+    tcase_add_test(bad, impossible_frame_size);
+    tcase_add_test(bad, wrong_socket_type);
+    tcase_add_test(bad, unknown_socket_type);
+    tcase_add_test(bad, malformed_ready);
+    tcase_add_test(bad, malformed_commands);
+    tcase_add_test(bad, vanish_mid_greeting);
+    tcase_add_test(bad, vanish_mid_frame);
+    tcase_add_test(bad, silent_peer_handshake_timeout);
+    tcase_add_test(bad, many_connections_dropped);
+    suite_add_tcase(s, bad);
+    TCase *odd = tcase_create("unusual");
+    tcase_set_timeout(odd, 30);
+    tcase_add_test(odd, zmtp30_peer);
+    tcase_add_test(odd, libzmq_partial_greeting);
+    tcase_add_test(odd, ping_gets_pong);
+    tcase_add_test(odd, no_ping_without_heartbeat);
+    tcase_add_test(odd, heartbeat_pings);
+    tcase_add_test(odd, heartbeat_idle_peer_survives);
+    tcase_add_test(odd, split_at_every_byte);
+    tcase_add_test(odd, large_frame_direct_read);
+    suite_add_tcase(s, odd);
+    return s;
+}
+
+int main(void)
+{
+#if defined(_WIN32)
+    WSADATA wsa;
+    WSAStartup(MAKEWORD(2, 2), &wsa);
+#else
+    /* A raw peer writing to a connection the server closed must not die. */
+    signal(SIGPIPE, SIG_IGN);
+#endif
+    return zl_test_run(bad_input_suite());
+}
