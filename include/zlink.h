@@ -161,6 +161,15 @@ ZLINK_EXPORT int zlink_msg_get(const zlink_msg_t *msg, int property);
 #define ZLINK_SNDBUF 11
 #define ZLINK_RCVBUF 12
 #define ZLINK_RCVMORE 13
+/* ZLINK_FD (zlink_fd_t): an OS handle for an application's own event loop
+ * (epoll, kqueue, WSAPoll, a game loop). It becomes readable when the
+ * socket's state may have changed: messages arrived on a pipe the socket had
+ * found empty, room came back after the high-water mark, or a peer came or
+ * went. It is not a count of messages. After it becomes readable, read
+ * ZLINK_EVENTS (which clears it) and then zlink_recv / zlink_send with
+ * ZLINK_DONTWAIT until EAGAIN; only then wait on the FD again. This is
+ * libzmq's contract, so code written for ZMQ_FD works unchanged. Never read
+ * from or write to the handle yourself. */
 #define ZLINK_FD 14
 #define ZLINK_EVENTS 15
 #define ZLINK_TYPE 16

@@ -11,8 +11,14 @@
 
 static int signals_a, signals_b;
 
-static void count_a(void *arg) { signals_a++; }
-static void count_b(void *arg) { signals_b++; }
+static void count_a(void *arg)
+{
+    signals_a++;
+}
+static void count_b(void *arg)
+{
+    signals_b++;
+}
 
 static zl_cmd call_cmd(intptr_t arg)
 {
@@ -184,7 +190,10 @@ END_TEST
 
 static int frees;
 
-static void count_free(void *data, void *hint) { frees++; }
+static void count_free(void *data, void *hint)
+{
+    frees++;
+}
 
 START_TEST(test_destroy_releases_pipe_refs)
 {
@@ -229,4 +238,7 @@ static Suite *suite(void)
     return s;
 }
 
-int main(void) { return zl_test_run(suite()); }
+int main(void)
+{
+    return zl_test_run(suite());
+}

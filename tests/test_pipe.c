@@ -1,5 +1,6 @@
 /* test_pipe.c — pipes: order, multipart atomicity, rollback, the HWM and
  * sleep handshakes, termination, release, and a two-thread stress. */
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <uv.h>
@@ -17,7 +18,10 @@ typedef struct end_box {
     int counts[ZL_CMD_CALL + 1];
 } end_box;
 
-static void box_signal(void *arg) { ((end_box *)arg)->signals++; }
+static void box_signal(void *arg)
+{
+    ((end_box *)arg)->signals++;
+}
 
 static void box_init(end_box *box, zl_pipe *p)
 {
@@ -43,7 +47,10 @@ static int box_drain(end_box *box, zl_pipe *expect)
 
 static int frees;
 
-static void count_free(void *data, void *hint) { frees++; }
+static void count_free(void *data, void *hint)
+{
+    frees++;
+}
 
 static void make_msg(zlink_msg_t *msg, uint32_t value, uint8_t flags)
 {
@@ -247,7 +254,7 @@ START_TEST(test_hwm)
         for (uint32_t i = 0; i < 4; i++)
             read_value(f.b, i, 0);
         ck_assert_int_eq(box_drain(&f.box_a, f.a), 0); /* 6 left */
-        read_value(f.b, 4, 0);                          /* 5 left: lwm */
+        read_value(f.b, 4, 0);                         /* 5 left: lwm */
         ck_assert_int_eq(box_drain(&f.box_a, f.a), 1);
         ck_assert_int_eq(f.box_a.counts[ZL_CMD_ACTIVATE_WRITE], stall + 1);
         for (uint32_t i = 5; i < 10; i++)
@@ -414,6 +421,28 @@ START_TEST(test_release_stops_commands)
 }
 END_TEST
 
+START_TEST(test_release_stops_credit)
+{
+    fixture f;
+    setup_pair(&f, 2, 0);
+    write_value(f.a, 1, 0);
+    write_value(f.a, 2, 0);
+    ck_assert(!zl_pipe_check_write(f.a)); /* armed */
+    zl_pipe_terminate(f.a);
+    zl_pipe_release(f.a);
+    read_value(f.b, 1, 0); /* at the low-water mark, but a is gone */
+    read_value(f.b, 2, 0);
+    zlink_msg_t msg;
+    ck_assert_int_eq(zl_pipe_read(f.b, &msg), ZL_PIPE_CLOSED);
+    ck_assert_int_eq(f.box_a.signals, 0);
+    ck_assert_int_eq(box_drain(&f.box_a, f.a), 0);
+    ck_assert_int_eq(box_drain(&f.box_b, f.b), 1); /* the PIPE_TERM */
+    zl_pipe_release(f.b);
+    zl_mailbox_destroy(&f.box_a.mb);
+    zl_mailbox_destroy(&f.box_b.mb);
+}
+END_TEST
+
 START_TEST(test_command_in_flight_keeps_pipe)
 {
     fixture f;
@@ -474,7 +503,9 @@ typedef struct stress_end {
     uv_mutex_t lock;
     uv_cond_t cond;
     int signalled;
+    atomic_int pending; /* a hint of signalled, cheap to spin on */
     int counts[ZL_CMD_CALL + 1];
+    int empties; /* ZL_PIPE_EMPTY results */
 } stress_end;
 
 typedef struct stress {
@@ -488,6 +519,7 @@ static void stress_signal(void *arg)
     stress_end *e = arg;
     uv_mutex_lock(&e->lock);
     e->signalled = 1;
+    atomic_store_explicit(&e->pending, 1, memory_order_relaxed);
     uv_cond_signal(&e->cond);
     uv_mutex_unlock(&e->lock);
 }
@@ -522,16 +554,21 @@ static int stress_drain(stress_end *e)
 }
 
 /* Blocks until at least one command arrived, then handles all queued. A
- * lost activation hangs here, and the test times out. */
-static void stress_wait(stress_end *e)
+ * lost activation hangs here, and the test times out. Spinning a while
+ * first keeps both threads running, so that they race each other. */
+static void stress_wait(stress_end *e, int spins)
 {
     for (;;) {
         if (stress_drain(e) > 0)
             return;
+        for (int i = 0; i < spins; i++)
+            if (atomic_load_explicit(&e->pending, memory_order_relaxed))
+                break;
         uv_mutex_lock(&e->lock);
         while (!e->signalled)
             uv_cond_wait(&e->cond, &e->lock);
         e->signalled = 0;
+        atomic_store_explicit(&e->pending, 0, memory_order_relaxed);
         uv_mutex_unlock(&e->lock);
     }
 }
@@ -542,7 +579,7 @@ static void stress_write(void *arg)
     zl_pipe *p = s->writer.pipe;
     for (uint32_t i = 0; i < s->messages; i++) {
         while (!zl_pipe_check_write(p)) {
-            stress_wait(&s->writer);
+            stress_wait(&s->writer, 0);
         }
         for (uint32_t part = 0; part < s->parts; part++) {
             zlink_msg_t msg;
@@ -582,7 +619,8 @@ static void stress_run(uint32_t messages, uint32_t parts, int hwm)
         if (r == ZL_PIPE_CLOSED)
             break;
         if (r == ZL_PIPE_EMPTY) {
-            stress_wait(&s.reader);
+            s.reader.empties++;
+            stress_wait(&s.reader, 0);
             continue;
         }
         /* Checked without ck_assert in the loop: it is the hot path. */
@@ -600,6 +638,9 @@ static void stress_run(uint32_t messages, uint32_t parts, int hwm)
     /* The reader found the delimiter without waiting for its PIPE_TERM. */
     stress_drain(&s.reader);
     ck_assert_int_eq(s.reader.counts[ZL_CMD_PIPE_TERM], 1);
+    /* The reader waits after every EMPTY, so each one was a new sleep, and
+     * each sleep gets exactly one wakeup: none lost, none spurious. */
+    ck_assert_int_eq(s.reader.counts[ZL_CMD_ACTIVATE_READ], s.reader.empties);
     zl_pipe_release(a);
     zl_pipe_release(b);
     stress_end_destroy(&s.writer);
@@ -607,25 +648,15 @@ static void stress_run(uint32_t messages, uint32_t parts, int hwm)
 }
 
 /* Ping-pong: every message needs its reader woken, and no later flush
- * would repair a lost wakeup, so one lost ACTIVATE_READ hangs the test.
- * Waiting spins on the mailbox first, so that the two threads keep racing
- * the sleep handshake instead of taking turns through the scheduler. */
+ * would repair a lost wakeup, so one lost ACTIVATE_READ hangs the test. */
 #define PING_ROUNDS 50000
-
-static void ping_wait(stress_end *e)
-{
-    for (int spin = 0; spin < 2000; spin++)
-        if (stress_drain(e) > 0)
-            return;
-    stress_wait(e);
-}
 
 static bool ping_read(stress_end *e, uint32_t *value)
 {
     zlink_msg_t msg;
     zl_pipe_read_result r;
     while ((r = zl_pipe_read(e->pipe, &msg)) == ZL_PIPE_EMPTY)
-        ping_wait(e);
+        stress_wait(e, 20000);
     if (r == ZL_PIPE_CLOSED)
         return false;
     memcpy(value, zlink_msg_data(&msg), sizeof *value);
@@ -710,6 +741,7 @@ static Suite *suite(void)
     tcase_add_test(tc, test_terminate_wakes_sleeping_reader);
     tcase_add_test(tc, test_delimiter_at_chunk_end);
     tcase_add_test(tc, test_release_stops_commands);
+    tcase_add_test(tc, test_release_stops_credit);
     tcase_add_test(tc, test_command_in_flight_keeps_pipe);
     tcase_add_test(tc, test_no_owner_no_command);
     tcase_add_test(tc, test_bad_hwm);
@@ -725,4 +757,7 @@ static Suite *suite(void)
     return s;
 }
 
-int main(void) { return zl_test_run(suite()); }
+int main(void)
+{
+    return zl_test_run(suite());
+}

@@ -19,7 +19,8 @@ typedef enum zl_cmd_type {
     ZL_CMD_TERM,           /* stop an I/O object (close, unbind, disconnect) */
     ZL_CMD_TERM_ACK,       /* an I/O object of this socket is gone */
     ZL_CMD_STOP,           /* stop an I/O thread */
-    ZL_CMD_CALL            /* run fn(target, arg) on the receiving thread */
+    ZL_CMD_CALL,           /* run fn(target, arg) on the receiving thread */
+    ZL_CMD_HICCUP          /* the connection behind a pipe is being re-made */
 } zl_cmd_type;
 
 typedef struct zl_cmd {
@@ -30,6 +31,9 @@ typedef struct zl_cmd {
     intptr_t arg;
 } zl_cmd;
 
+/* Called under the mailbox's lock, from the sending thread: it must only
+ * wake the owner (loop wake, condvar, semaphore), never call back into this
+ * mailbox or take a lock held around zl_mailbox_send. */
 typedef void (*zl_mailbox_signal_fn)(void *arg);
 
 typedef struct zl_mailbox {

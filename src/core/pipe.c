@@ -24,16 +24,24 @@ typedef struct zl_chunk {
     struct zl_chunk *next;
 } zl_chunk;
 
+/* The reader's sleep flag shares one word with the published count, as in
+ * libzmq's ypipe: the reader sets it with a CAS that fails if anything was
+ * published meanwhile, and the writer publishes with an exchange that
+ * returns it. So every sleep is seen by exactly one flush: no lost wakeup,
+ * no spurious one, and no fence needed for it. */
+#define READER_ASLEEP 1u
+#define PARTS_SHIFT 1
+
 /* One direction. Positions are counted in message parts since creation, so
  * "how many are there" is always a subtraction. The delimiter is one part
  * but never a message. */
 struct zl_msg_queue {
     /* Writer's thread only. */
     zl_chunk *write_chunk;
-    int write_pos;          /* always a free slot, except after the delimiter */
-    zl_chunk *start_chunk;  /* first part of the unfinished message */
+    int write_pos;         /* always a free slot, except after the delimiter */
+    zl_chunk *start_chunk; /* first part of the unfinished message */
     int start_pos;
-    uint64_t written_parts; /* everything written, finished or not */
+    uint64_t written_parts;  /* everything written, finished or not */
     uint64_t complete_parts; /* up to the end of the last whole message */
     uint64_t flushed_parts;  /* what the last flush published */
     uint64_t written_msgs;
@@ -42,7 +50,7 @@ struct zl_msg_queue {
 
     /* Written by the writer, read by the reader. */
     char gap0[CACHE_LINE];
-    atomic_uint_least64_t published;      /* parts the reader may take */
+    atomic_uint_least64_t published;      /* parts << 1 | READER_ASLEEP */
     atomic_uint_least64_t published_msgs; /* whole messages among them */
 
     /* Reader's thread only, and what it writes for the writer. */
@@ -50,15 +58,16 @@ struct zl_msg_queue {
     zl_chunk *read_chunk;
     int read_pos;
     uint64_t read_parts;
-    uint64_t read_limit; /* the last value of published we loaded */
+    uint64_t read_limit; /* parts published when we last looked */
     uint64_t read_msgs;
     uint64_t lwm;
     atomic_uint_least64_t msgs_read;
 
-    /* The handshakes: each is armed by one side and disarmed by whichever
-     * side wins the exchange, so each arming produces at most one command. */
+    /* Armed by the writer at the HWM, disarmed by whichever side wins the
+     * exchange, so each arming produces at most one ACTIVATE_WRITE. It is
+     * separate from msgs_read so that the reader's count stays a plain
+     * store per message. */
     char gap2[CACHE_LINE];
-    atomic_int reader_asleep;
     atomic_int writer_waiting;
 
     /* The reader parks the chunk it leaves here and the writer takes it
@@ -72,7 +81,11 @@ struct zl_pipe_shared {
     atomic_int refs; /* two ends + one per queued command */
     /* Orders "is this end released" against "send a command to it". */
     uv_mutex_t lock;
-    struct zl_pipe a, b;
+    /* Each end is written by its own owner's thread. */
+    struct zl_pipe a;
+    char gap0[CACHE_LINE];
+    struct zl_pipe b;
+    char gap1[CACHE_LINE];
     struct zl_msg_queue a_to_b, b_to_a;
 };
 
@@ -91,7 +104,6 @@ static int queue_init(struct zl_msg_queue *q, int hwm)
     atomic_init(&q->published, 0);
     atomic_init(&q->published_msgs, 0);
     atomic_init(&q->msgs_read, 0);
-    atomic_init(&q->reader_asleep, 0);
     atomic_init(&q->writer_waiting, 0);
     atomic_init(&q->spare, NULL);
     return 0;
@@ -308,13 +320,11 @@ void zl_pipe_flush(zl_pipe *p)
     q->flushed_parts = q->complete_parts;
     atomic_store_explicit(&q->published_msgs, q->written_msgs,
                           memory_order_relaxed);
-    atomic_store_explicit(&q->published, q->complete_parts,
-                          memory_order_release);
-    /* Pairs with the reader's fence: either it sees what we published, or
-     * we see that it went to sleep. */
-    atomic_thread_fence(memory_order_seq_cst);
-    if (atomic_load_explicit(&q->reader_asleep, memory_order_relaxed) &&
-        atomic_exchange_explicit(&q->reader_asleep, 0, memory_order_relaxed))
+    /* Release: the parts before the count. The exchange also clears the
+     * reader's sleep flag, so only this flush wakes it. */
+    uint64_t old = atomic_exchange_explicit(
+        &q->published, q->complete_parts << PARTS_SHIFT, memory_order_release);
+    if (old & READER_ASLEEP)
         send_cmd(p->peer, ZL_CMD_ACTIVATE_READ);
 }
 
@@ -355,27 +365,30 @@ static void maybe_activate_writer(zl_pipe *p)
         send_cmd(p->peer, ZL_CMD_ACTIVATE_WRITE);
 }
 
-/* Loads what the writer published. Finding nothing puts this end to sleep:
- * the flag is raised first and the queue looked at again, so a flush that
- * raced with us either is seen here or sees the flag. */
+/* Loads what the writer published. Finding nothing puts this end to sleep,
+ * but only if the count is still the one we saw: the CAS fails when a flush
+ * came in between, and we go on with its parts instead. */
 static bool refill(zl_pipe *p)
 {
     struct zl_msg_queue *q = p->in;
-    q->read_limit = atomic_load_explicit(&q->published, memory_order_acquire);
-    if (q->read_limit != q->read_parts)
-        return true;
-
-    atomic_store_explicit(&q->reader_asleep, 1, memory_order_relaxed);
-    atomic_thread_fence(memory_order_seq_cst);
-    q->read_limit = atomic_load_explicit(&q->published, memory_order_acquire);
-    if (q->read_limit != q->read_parts) {
-        /* If the writer won the exchange, its ACTIVATE_READ is spurious. */
-        atomic_exchange_explicit(&q->reader_asleep, 0, memory_order_relaxed);
-        return true;
+    uint64_t seen = atomic_load_explicit(&q->published, memory_order_acquire);
+    for (;;) {
+        if (seen >> PARTS_SHIFT != q->read_parts) {
+            q->read_limit = seen >> PARTS_SHIFT;
+            return true;
+        }
+        if (seen & READER_ASLEEP)
+            break; /* still asleep from an earlier look */
+        if (atomic_compare_exchange_weak_explicit(
+                &q->published, &seen, seen | READER_ASLEEP,
+                memory_order_acquire, memory_order_acquire))
+            break;
     }
-    /* The per-message check below reads the writer's flag without a fence,
-     * so it may miss it; after the fence above it cannot, and an empty
-     * queue is surely under the low-water mark. */
+    /* The per-message check in zl_pipe_read reads the writer's flag without
+     * a fence and may miss it; after this fence it cannot: either we see the
+     * flag, or the writer saw every message we read. An empty queue is
+     * surely at the low-water mark. */
+    atomic_thread_fence(memory_order_seq_cst);
     if (atomic_load_explicit(&q->writer_waiting, memory_order_relaxed))
         maybe_activate_writer(p);
     return false;
@@ -455,4 +468,10 @@ void zl_pipe_terminate(zl_pipe *p)
     p->terminated = true;
     zl_pipe_flush(p);
     send_cmd(p->peer, ZL_CMD_PIPE_TERM);
+}
+
+void zl_pipe_hiccup(zl_pipe *p)
+{
+    if (!p->terminated)
+        send_cmd(p->peer, ZL_CMD_HICCUP);
 }

@@ -46,6 +46,7 @@ struct zl_pipe {
     void *user;
     int user_flags;
     size_t user_index;
+    size_t dist_index; /* slot in a distribution (PUB, XPUB, XSUB) */
     zl_blob routing_id;
     size_t owner_index; /* slot in the owning socket's pipe list */
 
@@ -82,13 +83,18 @@ void zl_pipe_flush(zl_pipe *p);
 /* Drops the parts of an unfinished multipart message. */
 void zl_pipe_rollback(zl_pipe *p);
 
-/* Reading. */
+/* Reading. *msg is overwritten, not closed: pass an empty or closed one. */
 zl_pipe_read_result zl_pipe_read(zl_pipe *p, zlink_msg_t *msg);
 /* True when a message part or the delimiter is ready. False puts this end to
  * sleep, as ZL_PIPE_EMPTY does. */
 bool zl_pipe_check_read(zl_pipe *p);
 /* Messages queued for this end to read (complete ones only). */
 uint64_t zl_pipe_readable_count(zl_pipe *p);
+
+/* Tells the peer end's owner (ZL_CMD_HICCUP) that the connection behind
+ * this end was lost and is being re-established, as libzmq's hiccup: a SUB
+ * then sends its subscriptions again. */
+void zl_pipe_hiccup(zl_pipe *p);
 
 /* Termination. */
 void zl_pipe_terminate(zl_pipe *p);
