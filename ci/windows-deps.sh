@@ -126,12 +126,6 @@ main() {
     log "building Check"
     build_check "$(ls -d "$WORK"/check-*/ | head -1)" "$WORK/build-check"
 
-    # libcheck.dll needs winpthread at run time: keep it with the other DLLs
-    # so one WINEPATH entry (or one copy) serves every test.
-    cp "$(x86_64-w64-mingw32-gcc -print-file-name=libwinpthread-1.dll)" \
-        "$DEPS/bin/" 2>/dev/null ||
-        cp /usr/x86_64-w64-mingw32/lib/libwinpthread-1.dll "$DEPS/bin/"
-
     stamp_key >"$DEPS/.stamp"
     log "done: $DEPS"
 }

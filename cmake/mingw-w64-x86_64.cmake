@@ -7,6 +7,10 @@ set(ZLINK_MINGW_TRIPLE x86_64-w64-mingw32)
 set(CMAKE_C_COMPILER ${ZLINK_MINGW_TRIPLE}-gcc)
 set(CMAKE_CXX_COMPILER ${ZLINK_MINGW_TRIPLE}-g++)
 set(CMAKE_RC_COMPILER ${ZLINK_MINGW_TRIPLE}-windres)
+# mingw's own C99 printf family instead of msvcrt's, which lacks %zu, %ju
+# and %lld on older Windows; applies to the dependencies (Check formats its
+# failure messages with it) as much as to zlink.
+set(CMAKE_C_FLAGS_INIT "-D__USE_MINGW_ANSI_STDIO=1")
 
 # Libraries and headers come from the mingw sysroot and, for libuv and
 # Check, from the cross-built dependency cache; host programs from the host.

@@ -285,25 +285,23 @@ static void on_write(zl_op *op, int status, size_t bytes)
 {
     zl_engine *e = op->data;
     e->write_pending = false;
-    e->pending_ops--;
     for (int i = 0; i < e->inflight_count; i++)
         zlink_msg_close(&e->inflight[i]);
     e->inflight_count = 0;
     e->out_len = e->segment_start = 0;
     e->iov_count = 0;
-    if (e->state == ZL_ENGINE_CLOSED) {
-        maybe_free(e);
-        return;
+    /* pending_ops still counts this write, so that a close inside cannot
+     * free e under us; it drops at the end. */
+    if (e->state != ZL_ENGINE_CLOSED) {
+        if (status != 0)
+            fail(e, false);
+        else
+            /* In FAILING, this sends the READY and ERROR queued while the
+             * write was in flight, or closes once they are out. */
+            fill_output(e);
     }
-    if (status != 0) {
-        fail(e, false);
-        return;
-    }
-    if (e->state == ZL_ENGINE_FAILING) {
-        close_connection(e, true);
-        return;
-    }
-    fill_output(e);
+    e->pending_ops--;
+    maybe_free(e);
 }
 
 static void fill_output(zl_engine *e)
@@ -346,6 +344,12 @@ static void fill_output(zl_engine *e)
     close_segment(e);
     if (e->iov_count == 0) {
         e->out_len = e->segment_start = 0;
+        /* The ERROR is on the wire: now close (spec 37: ERROR, then
+         * close). */
+        if (e->state == ZL_ENGINE_FAILING) {
+            close_connection(e, true);
+            return;
+        }
         if (e->pipe_closed && e->session)
             zl_session_engine_drained(e->session);
         return;
@@ -368,11 +372,19 @@ static void queue_command(zl_engine *e, const char *name, const void *data,
 
 /* ---- input ---- */
 
-static void rearm_deadline(zl_engine *e)
+/* The peer has this long to send anything at all. Armed only by a PING,
+ * ours or the peer's TTL, as libzmq does: arming it at READY and on every
+ * read closed a quiet but healthy peer at the moment our first PING went
+ * out, when HEARTBEAT_TIMEOUT equals HEARTBEAT_IVL (the default). */
+static void arm_deadline(zl_engine *e, int ms)
 {
-    if (e->heartbeat_timeout > 0 && e->state == ZL_ENGINE_ACTIVE)
-        zl_timer_start(e->loop, &e->heartbeat_deadline,
-                       (uint64_t)e->heartbeat_timeout);
+    if (ms <= 0)
+        return;
+    /* Ours and the peer's TTL share the timer: the earlier one counts. */
+    uint64_t due = zl_loop_now(e->loop) + (uint64_t)ms;
+    if (!zl_timer_active(&e->heartbeat_deadline) ||
+        due < e->heartbeat_deadline.due_ms)
+        zl_timer_start(e->loop, &e->heartbeat_deadline, (uint64_t)ms);
 }
 
 typedef struct ready_props {
@@ -427,16 +439,18 @@ static void on_ready(zl_engine *e, const uint8_t *data, size_t len)
     if (e->heartbeat_ivl > 0)
         zl_timer_start(e->loop, &e->heartbeat_timer,
                        (uint64_t)e->heartbeat_ivl);
-    rearm_deadline(e);
     zl_session_engine_ready(e->session, &props.identity);
     fill_output(e);
 }
 
 /* A subscription command becomes the 0x01/0x00 + topic message that
- * PUB/XPUB read, whatever the ZMTP version. */
+ * PUB/XPUB read, whatever the ZMTP version. Any other socket would take it
+ * for data (a SUB would deliver it), so there it is dropped. */
 static bool push_subscription(zl_engine *e, bool subscribe,
                               const uint8_t *topic, size_t len)
 {
+    if (e->socket_type != ZLINK_PUB && e->socket_type != ZLINK_XPUB)
+        return true;
     zlink_msg_t msg;
     if (zlink_msg_init_size(&msg, len + 1) != 0)
         return true;
@@ -474,10 +488,13 @@ static bool on_command(zl_engine *e, zlink_msg_t *msg)
             handshake_failed(e, ZLINK_PROTOCOL_ERROR_ZMTP_UNEXPECTED_COMMAND);
         keep_going = e->state == ZL_ENGINE_ACTIVE;
     } else if (zl_command_is(name, name_len, "PING")) {
-        /* Always answered, echoing the context after the 2-byte TTL. */
-        if (data_len >= 2)
+        /* Always answered, echoing the context after the 2-byte TTL. The
+         * TTL (in tenths of a second) is how long the peer may be silent. */
+        if (data_len >= 2) {
+            arm_deadline(e, (data[0] << 8 | data[1]) * 100);
             queue_command(e, "PONG", data + 2,
                           data_len - 2 > 16 ? 16 : data_len - 2);
+        }
     } else if (zl_command_is(name, name_len, "ERROR")) {
         fail(e, false);
         keep_going = false;
@@ -577,20 +594,11 @@ static void process_input(zl_engine *e)
         zl_session_flush(e->session);
 }
 
-static void on_read(zl_op *op, int status, size_t bytes)
+static void read_done(zl_engine *e, size_t bytes)
 {
-    zl_engine *e = op->data;
-    e->read_pending = false;
-    e->pending_ops--;
-    if (e->state == ZL_ENGINE_CLOSED) {
-        maybe_free(e);
-        return;
-    }
-    if (status != 0 || bytes == 0) {
-        fail(e, false);
-        return;
-    }
-    rearm_deadline(e);
+    /* Any traffic proves the peer alive (libzmq cancels its heartbeat
+     * timers on every message too). */
+    zl_timer_stop(e->loop, &e->heartbeat_deadline);
     if (e->read_direct) {
         zlink_msg_t msg;
         if (zl_decoder_direct_done(&e->decoder, bytes, &msg) ==
@@ -607,6 +615,22 @@ static void on_read(zl_op *op, int status, size_t bytes)
         process_input(e);
     }
     start_read(e);
+}
+
+static void on_read(zl_op *op, int status, size_t bytes)
+{
+    zl_engine *e = op->data;
+    e->read_pending = false;
+    /* pending_ops still counts this read: a protocol error found while
+     * decoding closes the engine, and must not free it under us. */
+    if (e->state != ZL_ENGINE_CLOSED) {
+        if (status != 0 || bytes == 0)
+            fail(e, false);
+        else
+            read_done(e, bytes);
+    }
+    e->pending_ops--;
+    maybe_free(e);
 }
 
 /* Submits the next read, unless input is stopped. Whether it costs a
@@ -642,6 +666,7 @@ static void on_heartbeat(zl_timer *t)
     uint16_t ttl = (uint16_t)(e->heartbeat_ttl / 100);
     uint8_t body[2] = {(uint8_t)(ttl >> 8), (uint8_t)ttl};
     queue_command(e, "PING", body, sizeof body);
+    arm_deadline(e, e->heartbeat_timeout);
     zl_timer_start(e->loop, &e->heartbeat_timer, (uint64_t)e->heartbeat_ivl);
 }
 
@@ -715,10 +740,15 @@ void zl_engine_restart_input(zl_engine *e)
     }
     e->input_stopped = false;
     /* Decode what we already hold before asking for more: never a
-     * speculative read (DESIGN.md §1). */
+     * speculative read (DESIGN.md §1). A protocol error in it closes us;
+     * the extra count keeps e alive until we are done with it. */
+    e->pending_ops++;
     process_input(e);
-    zl_session_flush(e->session);
+    if (e->session && e->state == ZL_ENGINE_ACTIVE)
+        zl_session_flush(e->session);
     start_read(e);
+    e->pending_ops--;
+    maybe_free(e);
 }
 
 bool zl_engine_drained(const zl_engine *e)

@@ -49,9 +49,9 @@ int zl_option_put_int(void *val, size_t *len, int value)
 
 static int set_blob(zl_blob *blob, const void *val, size_t len)
 {
-    /* libzmq refuses empty ids and ids starting with a zero byte, which it
-     * reserves for generated ones. */
-    if (!val || len == 0 || len > 255 || ((const uint8_t *)val)[0] == 0) {
+    /* Any binary string of 1 to 255 bytes, as libzmq 4.3 (which, unlike
+     * 4.1, no longer refuses a leading zero byte). */
+    if (!val || len == 0 || len > 255) {
         errno = EINVAL;
         return -1;
     }
@@ -110,7 +110,8 @@ int zl_options_set(zl_options *o, int option, const void *val, size_t len)
     case ZLINK_HEARTBEAT_IVL:
         return set_int_at_least(&o->heartbeat_ivl, val, len, 0);
     case ZLINK_HEARTBEAT_TIMEOUT:
-        return set_int_at_least(&o->heartbeat_timeout, val, len, -1);
+        /* -1 is only the default ("HEARTBEAT_IVL"); libzmq refuses it. */
+        return set_int_at_least(&o->heartbeat_timeout, val, len, 0);
     case ZLINK_HEARTBEAT_TTL: {
         int v = 0;
         if (zl_option_int(val, len, &v) != 0)
@@ -145,8 +146,19 @@ int zl_options_set(zl_options *o, int option, const void *val, size_t len)
         return set_bool(&o->ipv6, val, len);
     case ZLINK_IMMEDIATE:
         return set_bool(&o->immediate, val, len);
-    case ZLINK_ROUTER_MANDATORY:
-        return set_bool(&o->router_mandatory, val, len);
+    case ZLINK_ROUTER_MANDATORY: {
+        /* A ROUTER's option, as in libzmq: EINVAL on other types, and any
+         * value >= 0 (non-zero: on). */
+        int v = 0;
+        if (zl_option_int(val, len, &v) != 0)
+            return -1;
+        if (o->type != ZLINK_ROUTER || v < 0) {
+            errno = EINVAL;
+            return -1;
+        }
+        o->router_mandatory = v != 0;
+        return 0;
+    }
     case ZLINK_ROUTING_ID:
         return set_blob(&o->routing_id, val, len);
     case ZLINK_CONNECT_ROUTING_ID:

@@ -16,6 +16,7 @@
 
 static void start_connect(zl_session *s);
 static void destroy(zl_session *s);
+static void end_on_own(zl_session *s);
 
 static const zl_io_object_ops session_ops;
 
@@ -147,7 +148,7 @@ static void on_reconnect_timer(zl_timer *t)
 static void schedule_reconnect(zl_session *s)
 {
     if (s->options.reconnect_ivl < 0) {
-        destroy(s);
+        end_on_own(s);
         return;
     }
     int ivl = s->reconnect_ivl_now;
@@ -161,6 +162,24 @@ static void schedule_reconnect(zl_session *s)
     }
 }
 
+/* A SUB or XSUB keeps its pipe across reconnects, but the publisher it
+ * reaches next knows none of its subscriptions. As libzmq's pipe hiccup:
+ * what the socket queued for the lost connection is dropped, and the socket
+ * is told to queue its whole subscription set again. */
+static void hiccup(zl_session *s)
+{
+    if (!s->pipe ||
+        (s->options.type != ZLINK_SUB && s->options.type != ZLINK_XSUB))
+        return;
+    zlink_msg_t msg;
+    zlink_msg_init(&msg);
+    while (zl_session_pull(s, &msg) == ZL_PIPE_MSG) {
+        zlink_msg_close(&msg);
+        zlink_msg_init(&msg);
+    }
+    zl_pipe_hiccup(s->pipe);
+}
+
 void zl_session_engine_error(zl_session *s, bool protocol)
 {
     s->engine = NULL;
@@ -168,12 +187,14 @@ void zl_session_engine_error(zl_session *s, bool protocol)
     clean_partial_messages(s);
     if (s->terminating || !s->connect_side || protocol) {
         /* libzmq stops reconnecting after a protocol error. */
-        destroy(s);
+        end_on_own(s);
         return;
     }
     /* IMMEDIATE and ROUTER pipes exist only while connected. */
     if (s->options.immediate || s->options.type == ZLINK_ROUTER)
         close_pipe(s);
+    else
+        hiccup(s);
     schedule_reconnect(s);
 }
 
@@ -191,7 +212,9 @@ static void on_connected(zl_op *op, int status, size_t bytes)
     zl_handle *h = s->connecting;
     s->connecting = NULL;
     if (status == ZL_ECANCELED || s->terminating) {
-        if (h)
+        /* Terminating while connecting means destroy() closed h already:
+         * closing it twice freed it under this very completion. */
+        if (h && !s->terminating)
             zl_handle_close(h);
         if (s->terminating && !s->engine)
             destroy(s);
@@ -253,6 +276,37 @@ static void destroy(zl_session *s)
     free(s);
     zl_cmd ack = {.type = ZL_CMD_TERM_ACK, .target = socket};
     zl_mailbox_send(&socket->mailbox, &ack);
+}
+
+/* Runs on the socket's thread (the reaper's once it is closed). Whoever
+ * removes the endpoint entry sends the one TERM that frees the session:
+ * this, or zlink_close / zlink_disconnect if they came first. */
+static void forget_connect_session(void *socket, intptr_t arg)
+{
+    zl_session *s = (zl_session *)arg;
+    if (zl_socket_forget_object(socket, &s->base))
+        zl_io_thread_send(s->base.thread, ZL_CMD_TERM, &s->base);
+}
+
+/* A session that ends without being told to (protocol error, no
+ * reconnect). An accepted one goes at once: only its listener, on this
+ * thread, knows it. A connected one is listed in its socket's endpoints,
+ * and freeing it here left zlink_close and zlink_disconnect sending TERM
+ * to freed memory. So it lets go of its pipe and waits for that TERM,
+ * asking the socket to send it now (libzmq's owned objects do the same). */
+static void end_on_own(zl_session *s)
+{
+    if (!s->connect_side || s->terminating) {
+        destroy(s);
+        return;
+    }
+    zl_timer_stop(s->base.thread->loop, &s->reconnect_timer);
+    close_pipe(s);
+    zl_cmd cmd = {.type = ZL_CMD_CALL,
+                  .target = s->socket,
+                  .fn = forget_connect_session,
+                  .arg = (intptr_t)s};
+    zl_mailbox_send(&s->socket->mailbox, &cmd);
 }
 
 static void on_linger_expired(zl_timer *t) { destroy(t->data); }

@@ -26,7 +26,12 @@ zl_socket *zl_socket_from_handle(void *handle)
     return s;
 }
 
-static void signal_socket(void *arg) { zl_signaler_send(arg); }
+static void signal_socket(void *arg)
+{
+    zl_socket *s = arg;
+    atomic_store_explicit(&s->commands_pending, true, memory_order_relaxed);
+    zl_signaler_send(&s->signaler);
+}
 
 void *zlink_socket(void *ctx_handle, int type)
 {
@@ -52,7 +57,8 @@ void *zlink_socket(void *ctx_handle, int type)
         errno = EMFILE;
         return NULL;
     }
-    if (zl_mailbox_init(&s->mailbox, signal_socket, &s->signaler) != 0) {
+    atomic_init(&s->commands_pending, false);
+    if (zl_mailbox_init(&s->mailbox, signal_socket, s) != 0) {
         zl_signaler_close(&s->signaler);
         free(s->pattern);
         free(s);
@@ -110,8 +116,8 @@ void zl_socket_pipe_done(zl_socket *s, zl_pipe *p)
     s->pipes[p->owner_index] = last;
     last->owner_index = p->owner_index;
     for (size_t i = 0; i < s->endpoint_count; i++)
-        if (s->endpoints[i].inproc_pipe == p)
-            s->endpoints[i].inproc_pipe = NULL;
+        if (s->endpoints[i].pipe == p)
+            s->endpoints[i].pipe = NULL;
     if (!p->terminated)
         zl_pipe_terminate(p);
     zl_pipe_release(p);
@@ -148,6 +154,10 @@ void zl_socket_handle_command(zl_socket *s, const zl_cmd *cmd)
             s->ops->read_activated(s, p);
         }
         break;
+    case ZL_CMD_HICCUP:
+        if (zl_pipe_cmd_live(p) && is_attached(s, p) && s->ops->hiccuped)
+            s->ops->hiccuped(s, p);
+        break;
     case ZL_CMD_TERM_ACK:
         atomic_fetch_sub(&s->io_objects, 1);
         break;
@@ -179,6 +189,9 @@ static int drain_mailbox(zl_socket *s)
  * the reset had its signal consumed, so it must be taken now. */
 static int drain_commands(zl_socket *s, bool woken)
 {
+    /* Lowered before draining: a command queued after the drain raises
+     * it again. */
+    atomic_store_explicit(&s->commands_pending, false, memory_order_relaxed);
     int total = drain_mailbox(s);
     if (total == 0 && !woken)
         return 0;
@@ -236,6 +249,12 @@ static int with_timeout(zl_socket *s, int (*op)(zl_socket *, zlink_msg_t *),
         errno = ETERM;
         return -1;
     }
+    /* Commands first when there are any: without this, a ROUTER that
+     * drops for unknown ids, or a receiver that always finds a message on
+     * one pipe, would never learn of new peers or of other pipes' data. */
+    if (atomic_load_explicit(&s->commands_pending, memory_order_relaxed) &&
+        zl_socket_process_commands(s, 0) != 0)
+        return -1;
     if (op(s, msg) == 0)
         return 0;
     /* Before giving up or sleeping, take in what other threads told us:
@@ -410,6 +429,12 @@ int zlink_getsockopt(void *handle, int option, void *val, size_t *len)
     case ZLINK_RCVMORE:
         return zl_option_put_int(val, len, s->rcvmore);
     case ZLINK_EVENTS:
+        /* As libzmq (and zlink_poll): the state of a socket whose context
+         * is shutting down is ETERM. */
+        if (zl_ctx_terminating(s->ctx)) {
+            errno = ETERM;
+            return -1;
+        }
         return zl_option_put_int(val, len, zl_socket_events(s));
     case ZLINK_FD: {
         if (!val || !len || *len < sizeof(zlink_fd_t)) {
@@ -449,7 +474,7 @@ int zlink_getsockopt(void *handle, int option, void *val, size_t *len)
 
 static int add_endpoint(zl_socket *s, const char *requested,
                         const char *resolved, zl_io_object *object,
-                        zl_pipe *inproc_pipe)
+                        zl_pipe *pipe)
 {
     if (s->endpoint_count == s->endpoint_capacity) {
         size_t cap = s->endpoint_capacity ? s->endpoint_capacity * 2 : 4;
@@ -465,7 +490,7 @@ static int add_endpoint(zl_socket *s, const char *requested,
     e->requested = strdup(requested);
     e->endpoint = strdup(resolved);
     e->object = object;
-    e->inproc_pipe = inproc_pipe;
+    e->pipe = pipe;
     e->bound = false;
     s->endpoint_count++;
     snprintf(s->last_endpoint, sizeof s->last_endpoint, "%s", resolved);
@@ -477,6 +502,17 @@ static void remove_endpoint(zl_socket *s, size_t i)
     free(s->endpoints[i].requested);
     free(s->endpoints[i].endpoint);
     s->endpoints[i] = s->endpoints[--s->endpoint_count];
+}
+
+bool zl_socket_forget_object(zl_socket *s, struct zl_io_object *object)
+{
+    for (size_t i = 0; i < s->endpoint_count; i++) {
+        if (s->endpoints[i].object == object) {
+            remove_endpoint(s, i);
+            return true;
+        }
+    }
+    return false;
 }
 
 static void plug(zl_io_object *object)
@@ -556,6 +592,7 @@ int zlink_connect(void *handle, const char *endpoint)
     if (rc != 0)
         return -1;
     zl_io_thread *thread = zl_ctx_choose_thread(s->ctx);
+    size_t pipes_before = s->pipe_count;
     zl_session *session =
         zl_session_create_connect(s, thread, &addr, endpoint);
     if (!session) {
@@ -564,9 +601,26 @@ int zlink_connect(void *handle, const char *endpoint)
     }
     /* CONNECT_ROUTING_ID applies to this one connect only. */
     s->options.connect_routing_id.len = 0;
-    add_endpoint(s, endpoint, endpoint, &session->base, NULL);
+    /* Unless IMMEDIATE (or ROUTER), the session attached its pipe at once;
+     * disconnect ends it at once, as libzmq does. */
+    zl_pipe *ours =
+        s->pipe_count > pipes_before ? s->pipes[s->pipe_count - 1] : NULL;
+    add_endpoint(s, endpoint, endpoint, &session->base, ours);
     plug(&session->base);
     return 0;
+}
+
+/* A wildcard request (tcp port "*" or "0", ipc path "*"): libzmq unbinds
+ * such binds only by the endpoint they resolved to (ZLINK_LAST_ENDPOINT),
+ * never by the request, which would name every one of them at once. */
+static bool is_wildcard(const char *endpoint)
+{
+    if (strcmp(endpoint, "ipc://*") == 0)
+        return true;
+    if (strncmp(endpoint, "tcp://", 6) != 0)
+        return false;
+    const char *port = strrchr(endpoint, ':');
+    return port && (strcmp(port, ":*") == 0 || strcmp(port, ":0") == 0);
 }
 
 static int end_endpoint(zl_socket *s, const char *endpoint, bool bound)
@@ -575,12 +629,22 @@ static int end_endpoint(zl_socket *s, const char *endpoint, bool bound)
         errno = EINVAL;
         return -1;
     }
+    if (zl_ctx_terminating(s->ctx)) {
+        errno = ETERM;
+        return -1;
+    }
+    /* A malformed endpoint is EINVAL or EPROTONOSUPPORT, not ENOENT. */
+    zl_transport transport;
+    const char *rest;
+    if (zl_endpoint_split(endpoint, &transport, &rest) != 0)
+        return -1;
     zl_socket_process_commands(s, 0);
     bool found = false;
     for (size_t i = 0; i < s->endpoint_count;) {
         zl_endpoint_entry *e = &s->endpoints[i];
         if (e->bound != bound || (strcmp(e->endpoint, endpoint) != 0 &&
-                                  strcmp(e->requested, endpoint) != 0)) {
+                                  (strcmp(e->requested, endpoint) != 0 ||
+                                   is_wildcard(e->requested)))) {
             i++;
             continue;
         }
@@ -589,8 +653,10 @@ static int end_endpoint(zl_socket *s, const char *endpoint, bool bound)
             zl_io_thread_send(e->object->thread, ZL_CMD_TERM, e->object);
         else if (bound)
             zl_inproc_unbind(s, e->endpoint + strlen("inproc://"));
-        else if (e->inproc_pipe)
-            zl_socket_pipe_done(s, e->inproc_pipe);
+        /* Nothing more goes to a disconnected peer: what was queued
+         * before still leaves within LINGER. */
+        if (!bound && e->pipe)
+            zl_socket_pipe_done(s, e->pipe);
         remove_endpoint(s, i);
     }
     if (!found) {
@@ -621,7 +687,9 @@ int zlink_close(void *handle)
         return -1;
     drain_mailbox(s);
     zl_ctx_remove_socket(s->ctx, s);
-    zl_monitor_stop(s);
+    /* The monitor stays until the reaper frees the socket, as libzmq's:
+     * the CLOSED of its listeners (and whatever else the closing causes)
+     * come before MONITOR_STOPPED. */
     zl_inproc_unbind_all(s);
     while (s->endpoint_count > 0) {
         zl_endpoint_entry *e = &s->endpoints[0];

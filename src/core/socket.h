@@ -26,7 +26,7 @@ typedef struct zl_endpoint_entry {
     char *endpoint;             /* as resolved (LAST_ENDPOINT form) */
     char *requested;            /* as the application wrote it */
     struct zl_io_object *object; /* listener or session; NULL for inproc */
-    zl_pipe *inproc_pipe;       /* inproc connect: our end */
+    zl_pipe *pipe; /* connect: our end, when it exists from the start */
     bool bound;                 /* bind (else connect) */
 } zl_endpoint_entry;
 
@@ -39,6 +39,10 @@ typedef struct zl_socket {
 
     zl_mailbox mailbox;
     zl_signaler signaler;
+    /* Raised with each wakeup of the mailbox: a send or recv that keeps
+     * succeeding still takes in new peers and activations, as libzmq's
+     * do (it checks every millisecond; a flag costs a load). */
+    atomic_bool commands_pending;
 
     zl_pipe **pipes; /* every attached pipe; pipe->owner_index is its slot */
     size_t pipe_count, pipe_capacity;
@@ -82,6 +86,12 @@ int zl_socket_events(zl_socket *s);
 
 /* Validates a void* from the application. NULL (errno ENOTSOCK) if bad. */
 zl_socket *zl_socket_from_handle(void *handle);
+
+/* A connect session that ended on its own (protocol error, no reconnect)
+ * asks to be forgotten. True when its endpoint entry was still listed and
+ * is now removed: the caller then sends the TERM that frees it, which
+ * zlink_close or zlink_disconnect would otherwise send. */
+bool zl_socket_forget_object(zl_socket *s, struct zl_io_object *object);
 
 /* Reaper: true once a closed socket has nothing left and can be freed. */
 bool zl_socket_reapable(zl_socket *s);

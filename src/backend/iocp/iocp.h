@@ -9,12 +9,13 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include <winsock2.h>
-#include <mswsock.h>
-#include <windows.h>
-
+/* backend.h brings winsock2.h, which must come before windows.h and
+ * mswsock.h. */
 #include "backend.h"
 #include "timer_heap.h"
+
+#include <mswsock.h>
+#include <windows.h>
 
 /* One WSASend takes at most this many WSABUFs (Winsock's limit, and Wine
  * enforces it); a longer iovec list continues in the next call. */
@@ -108,8 +109,7 @@ zl_handle *zl_iocp_handle_new(zl_loop *loop, SOCKET s, int family,
                               bool skip_port_on_success);
 /* Clears the op's slot, runs the owner's callback (reporting ZL_ECANCELED
  * once cancelled) and frees a closed handle after its last op. Returns 1. */
-int zl_iocp_handle_complete(zl_handle *h, zl_op *op, int status,
-                            size_t bytes);
+int zl_iocp_handle_complete(zl_handle *h, zl_op *op, int status, size_t bytes);
 void zl_iocp_set_nodelay(SOCKET s, int family);
 
 /* ---- iocp_global.c ---- */

@@ -12,8 +12,8 @@ static LPFN_CONNECTEX lookup_connect_ex(SOCKET s)
     GUID guid = WSAID_CONNECTEX;
     LPFN_CONNECTEX fn = NULL;
     DWORD bytes = 0;
-    if (WSAIoctl(s, SIO_GET_EXTENSION_FUNCTION_POINTER, &guid, sizeof guid,
-                 &fn, sizeof fn, &bytes, NULL, NULL) != 0)
+    if (WSAIoctl(s, SIO_GET_EXTENSION_FUNCTION_POINTER, &guid, sizeof guid, &fn,
+                 sizeof fn, &bytes, NULL, NULL) != 0)
         return NULL;
     return fn;
 }
@@ -48,8 +48,8 @@ static int connect_step(zl_op *op, int status, size_t bytes)
     if (status == 0 && !op->impl.cancelled) {
         /* Without this the socket has no peer as far as getpeername,
          * shutdown and later setsockopt calls are concerned. */
-        if (setsockopt(h->socket, SOL_SOCKET, SO_UPDATE_CONNECT_CONTEXT,
-                       NULL, 0) != 0)
+        if (setsockopt(h->socket, SOL_SOCKET, SO_UPDATE_CONNECT_CONTEXT, NULL,
+                       0) != 0)
             status = zl_iocp_errno_from_wsa(WSAGetLastError());
     }
     return zl_iocp_handle_complete(h, op, status, 0);
@@ -58,8 +58,7 @@ static int connect_step(zl_op *op, int status, size_t bytes)
 /* AF_UNIX providers may refuse ConnectEx. A local AF_UNIX connect never
  * waits on the network: it succeeds or is refused at once, so a plain
  * connect is as good, and its result still reaches the owner from the loop. */
-static void connect_unix_directly(zl_handle *h, zl_op *op,
-                                  const zl_addr *addr)
+static void connect_unix_directly(zl_handle *h, zl_op *op, const zl_addr *addr)
 {
     int status = 0;
     if (connect(h->socket, &addr->u.sa, addr->len) != 0)
@@ -90,8 +89,7 @@ static void start_connect(zl_handle *h, zl_op *op, const zl_addr *addr)
         connect_unix_directly(h, op, addr);
         return;
     }
-    zl_iocp_after_submit(h->loop, op, ok, wsa_err, 0,
-                         h->skip_port_on_success);
+    zl_iocp_after_submit(h->loop, op, ok, wsa_err, 0, h->skip_port_on_success);
 }
 
 zl_handle *zl_handle_connect(zl_loop *loop, const zl_addr *addr, zl_op *op,

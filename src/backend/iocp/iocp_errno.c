@@ -2,9 +2,10 @@
  * completed OVERLAPPED, as the negative errno values the contract reports. */
 #include "iocp.h"
 
-/* Wine completes the reads of a socket closed under them with this code
- * where Windows uses ERROR_OPERATION_ABORTED (995). */
-#define ZL_IOCP_WINE_ABORTED 676
+/* ERROR_HANDLES_CLOSED: Wine completes the reads of a socket closed under
+ * them with STATUS_HANDLES_CLOSED, which translates to this, where Windows
+ * uses STATUS_CANCELLED, ERROR_OPERATION_ABORTED (995). */
+#define ZL_IOCP_HANDLES_CLOSED 676
 
 int zl_iocp_errno_from_wsa(int code)
 {
@@ -12,7 +13,7 @@ int zl_iocp_errno_from_wsa(int code)
     case 0:
         return 0;
     case WSA_OPERATION_ABORTED: /* == ERROR_OPERATION_ABORTED, 995 */
-    case ZL_IOCP_WINE_ABORTED:
+    case ZL_IOCP_HANDLES_CLOSED:
     case ERROR_REQUEST_ABORTED:
     case WSAECANCELLED:
     case WSA_E_CANCELLED:
@@ -117,7 +118,9 @@ int zl_iocp_errno_from_wsa(int code)
 int zl_iocp_overlapped_status(const OVERLAPPED *overlapped)
 {
     LONG status = (LONG)overlapped->Internal;
-    if (status >= 0) /* NT_SUCCESS: success, or a warning a stream never has */
+    /* NT_SUCCESS covers success and informational codes only: warnings
+     * such as Wine's STATUS_HANDLES_CLOSED (0x8000000A) are failures here. */
+    if (status >= 0)
         return 0;
     return zl_iocp_errno_from_wsa((int)zl_iocp_ntstatus_to_win32(status));
 }

@@ -29,7 +29,10 @@ void zl_backend_global_term(void)
     ReleaseSRWLockExclusive(&global_lock);
 }
 
-const char *zl_backend_name(void) { return "iocp"; }
+const char *zl_backend_name(void)
+{
+    return "iocp";
+}
 
 typedef ULONG(WINAPI *ntstatus_to_win32_fn)(LONG);
 
@@ -45,8 +48,8 @@ static BOOL CALLBACK load_ntdll(PINIT_ONCE once, PVOID param, PVOID *context)
      * linking ntdll's import library. */
     HMODULE ntdll = GetModuleHandleW(L"ntdll.dll");
     if (ntdll != NULL)
-        ntstatus_to_win32 = (ntstatus_to_win32_fn)(void (*)(void))
-            GetProcAddress(ntdll, "RtlNtStatusToDosError");
+        ntstatus_to_win32 = (ntstatus_to_win32_fn)(void (*)(
+            void))GetProcAddress(ntdll, "RtlNtStatusToDosError");
     return TRUE;
 }
 

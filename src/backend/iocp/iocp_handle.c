@@ -15,9 +15,9 @@ int zl_iocp_protocol_of(int family)
 
 SOCKET zl_iocp_socket_open(int family, int *err)
 {
-    SOCKET s = WSASocketW(family, SOCK_STREAM, zl_iocp_protocol_of(family),
-                          NULL, 0,
-                          WSA_FLAG_OVERLAPPED | WSA_FLAG_NO_HANDLE_INHERIT);
+    SOCKET s =
+        WSASocketW(family, SOCK_STREAM, zl_iocp_protocol_of(family), NULL, 0,
+                   WSA_FLAG_OVERLAPPED | WSA_FLAG_NO_HANDLE_INHERIT);
     if (s == INVALID_SOCKET && WSAGetLastError() == WSAEINVAL) {
         /* Windows before 7 SP1 rejects WSA_FLAG_NO_HANDLE_INHERIT. */
         s = WSASocketW(family, SOCK_STREAM, zl_iocp_protocol_of(family), NULL,

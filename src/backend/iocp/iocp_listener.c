@@ -5,15 +5,18 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int wsa_errno(void) { return zl_iocp_errno_from_wsa(WSAGetLastError()); }
+static int wsa_errno(void)
+{
+    return zl_iocp_errno_from_wsa(WSAGetLastError());
+}
 
 static LPFN_ACCEPTEX lookup_accept_ex(SOCKET s)
 {
     GUID guid = WSAID_ACCEPTEX;
     LPFN_ACCEPTEX fn = NULL;
     DWORD bytes = 0;
-    if (WSAIoctl(s, SIO_GET_EXTENSION_FUNCTION_POINTER, &guid, sizeof guid,
-                 &fn, sizeof fn, &bytes, NULL, NULL) != 0)
+    if (WSAIoctl(s, SIO_GET_EXTENSION_FUNCTION_POINTER, &guid, sizeof guid, &fn,
+                 sizeof fn, &bytes, NULL, NULL) != 0)
         return NULL;
     return fn;
 }
@@ -31,8 +34,7 @@ static void set_bind_options(SOCKET s, const zl_addr *addr)
     BOOL on = TRUE;
     setsockopt(s, SOL_SOCKET, SO_EXCLUSIVEADDRUSE, (const char *)&on,
                sizeof on);
-    if (family == AF_INET6 &&
-        IN6_IS_ADDR_UNSPECIFIED(&addr->u.in6.sin6_addr)) {
+    if (family == AF_INET6 && IN6_IS_ADDR_UNSPECIFIED(&addr->u.in6.sin6_addr)) {
         DWORD off = 0;
         setsockopt(s, IPPROTO_IPV6, IPV6_V6ONLY, (const char *)&off,
                    sizeof off);
@@ -98,9 +100,9 @@ static void post_accept(zl_listener *l, zl_op *op)
     }
     DWORD bytes = 0;
     memset(&op->impl.overlapped, 0, sizeof op->impl.overlapped);
-    BOOL ok = l->accept_ex(l->socket, s, l->accept_addrs, 0,
-                           ZL_IOCP_ACCEPT_ADDR_LEN, ZL_IOCP_ACCEPT_ADDR_LEN,
-                           &bytes, &op->impl.overlapped);
+    BOOL ok =
+        l->accept_ex(l->socket, s, l->accept_addrs, 0, ZL_IOCP_ACCEPT_ADDR_LEN,
+                     ZL_IOCP_ACCEPT_ADDR_LEN, &bytes, &op->impl.overlapped);
     zl_iocp_after_submit(l->loop, op, ok, ok ? 0 : WSAGetLastError(), 0,
                          l->skip_port_on_success);
 }
@@ -132,10 +134,12 @@ static bool peer_gave_up(int status)
 /* Turns the socket AcceptEx filled into a handle on the listener's loop. */
 static int adopt_accepted(zl_listener *l, SOCKET s, zl_handle **out)
 {
-    /* Inherit the listener's properties; getpeername and shutdown need it. */
+    /* Inherit the listener's properties; getpeername and shutdown need it.
+     * It fails only for a connection that is already gone: count it as the
+     * peer's failure, like libuv, and accept the next one. */
     if (setsockopt(s, SOL_SOCKET, SO_UPDATE_ACCEPT_CONTEXT,
                    (const char *)&l->socket, sizeof l->socket) != 0)
-        return wsa_errno();
+        return -ECONNABORTED;
     bool skip = false;
     int err = zl_iocp_socket_attach(l->loop, s, &skip);
     if (err != 0)

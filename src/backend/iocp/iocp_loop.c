@@ -108,8 +108,8 @@ static DWORD wait_ms(zl_loop *loop, int timeout_ms)
 {
     if (loop->deferred_head != NULL)
         return 0;
-    int wait = zl_timer_heap_timeout(&loop->timers, zl_loop_now(loop),
-                                     timeout_ms);
+    int wait =
+        zl_timer_heap_timeout(&loop->timers, zl_loop_now(loop), timeout_ms);
     return wait < 0 ? INFINITE : (DWORD)wait;
 }
 
@@ -119,8 +119,8 @@ static int drain_port(zl_loop *loop, DWORD wait, bool *woken)
 {
     OVERLAPPED_ENTRY entries[ZL_IOCP_BATCH];
     ULONG count = 0;
-    if (!GetQueuedCompletionStatusEx(loop->port, entries, ZL_IOCP_BATCH,
-                                     &count, wait, FALSE))
+    if (!GetQueuedCompletionStatusEx(loop->port, entries, ZL_IOCP_BATCH, &count,
+                                     wait, FALSE))
         count = 0; /* WAIT_TIMEOUT: nothing arrived */
     int ran = 0;
     for (ULONG i = 0; i < count; i++) {
@@ -129,9 +129,9 @@ static int drain_port(zl_loop *loop, DWORD wait, bool *woken)
             continue;
         }
         zl_op *op = zl_iocp_op_of(entries[i].lpOverlapped);
-        ran += op->impl.step(
-            op, zl_iocp_overlapped_status(entries[i].lpOverlapped),
-            entries[i].dwNumberOfBytesTransferred);
+        ran += op->impl.step(op,
+                             zl_iocp_overlapped_status(entries[i].lpOverlapped),
+                             entries[i].dwNumberOfBytesTransferred);
     }
     return ran + run_deferred(loop);
 }
@@ -151,7 +151,8 @@ static int run_ready(zl_loop *loop, DWORD wait)
 
 int zl_loop_run_once(zl_loop *loop, int timeout_ms)
 {
-    uint64_t deadline = zl_loop_now(loop) + (uint64_t)(timeout_ms < 0 ? 0 : timeout_ms);
+    uint64_t deadline =
+        zl_loop_now(loop) + (uint64_t)(timeout_ms < 0 ? 0 : timeout_ms);
     for (;;) {
         int ran = run_ready(loop, wait_ms(loop, timeout_ms));
         /* Internal steps (a probe answered, a write batch sent) run no

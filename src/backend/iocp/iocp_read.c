@@ -38,9 +38,8 @@ static void post_recv(zl_handle *h, zl_op *op, void *buf, size_t len)
     memset(&op->impl.overlapped, 0, sizeof op->impl.overlapped);
     int rc = WSARecv(h->socket, &wsabuf, 1, &bytes, &flags,
                      &op->impl.overlapped, NULL);
-    zl_iocp_after_submit(h->loop, op, rc == 0,
-                         rc == 0 ? 0 : WSAGetLastError(), bytes,
-                         h->skip_port_on_success);
+    zl_iocp_after_submit(h->loop, op, rc == 0, rc == 0 ? 0 : WSAGetLastError(),
+                         bytes, h->skip_port_on_success);
 }
 
 static int read_step(zl_op *op, int status, size_t bytes)

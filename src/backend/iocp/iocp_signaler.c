@@ -128,4 +128,7 @@ void zl_signaler_reset(zl_signaler *s)
         ;
 }
 
-zl_os_socket zl_signaler_fd(const zl_signaler *s) { return s->read_end; }
+zl_os_socket zl_signaler_fd(const zl_signaler *s)
+{
+    return s->read_end;
+}

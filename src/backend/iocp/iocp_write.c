@@ -1,6 +1,10 @@
 /* iocp_write.c — zl_handle_write on IOCP: the owner's iovecs go out as
  * overlapped WSASend batches of at most ZL_IOCP_MAX_WSABUF buffers, and the
- * op completes only when every byte has been sent. */
+ * op completes only when every byte has been sent.
+ *
+ * Windows completes an overlapped send whole, but Wine completes it with
+ * the bytes the socket took once its buffer is full, so any completion may
+ * be short: the write always continues from where the kernel stopped. */
 #include "iocp.h"
 
 #include <limits.h>
@@ -24,8 +28,8 @@ static DWORD fill_batch(zl_loop *loop, const zl_op *op)
             offset = 0;
             continue;
         }
-        size_t chunk = left > ZL_IOCP_MAX_WSABUF_LEN ? ZL_IOCP_MAX_WSABUF_LEN
-                                                     : left;
+        size_t chunk =
+            left > ZL_IOCP_MAX_WSABUF_LEN ? ZL_IOCP_MAX_WSABUF_LEN : left;
         loop->send_bufs[used].buf = (char *)iov[index].base + offset;
         loop->send_bufs[used].len = (ULONG)chunk;
         used++;
@@ -62,17 +66,15 @@ static void post_send(zl_handle *h, zl_op *op, DWORD count)
     memset(&op->impl.overlapped, 0, sizeof op->impl.overlapped);
     int rc = WSASend(h->socket, h->loop->send_bufs, count, &bytes, 0,
                      &op->impl.overlapped, NULL);
-    zl_iocp_after_submit(h->loop, op, rc == 0,
-                         rc == 0 ? 0 : WSAGetLastError(), bytes,
-                         h->skip_port_on_success);
+    zl_iocp_after_submit(h->loop, op, rc == 0, rc == 0 ? 0 : WSAGetLastError(),
+                         bytes, h->skip_port_on_success);
 }
 
 static int write_step(zl_op *op, int status, size_t bytes)
 {
     zl_handle *h = op->impl.owner;
     if (op->impl.cancelled || status != 0)
-        return zl_iocp_handle_complete(h, op, status,
-                                       op->impl.req.write.done);
+        return zl_iocp_handle_complete(h, op, status, op->impl.req.write.done);
     advance(op, bytes);
     DWORD count = fill_batch(h->loop, op);
     if (count == 0)

@@ -24,6 +24,10 @@ typedef struct zl_pattern_ops {
     /* The pipe has messages again / room again. May be spurious. */
     void (*read_activated)(struct zl_socket *s, zl_pipe *p);
     void (*write_activated)(struct zl_socket *s, zl_pipe *p);
+    /* The connection behind the pipe was lost and is being re-established
+     * (ZL_CMD_HICCUP): SUB and XSUB send their subscriptions again. May be
+     * NULL. */
+    void (*hiccuped)(struct zl_socket *s, zl_pipe *p);
     /* Send one message part (ZL_MSG_MORE in its flags). On success the
      * message is moved and msg is left empty. -1 with errno EAGAIN when it
      * would block, or another errno (EHOSTUNREACH, ENOTSUP, EFSM). */
@@ -45,5 +49,9 @@ const zl_pattern_ops *zl_pattern_for_type(int type);
 extern const zl_pattern_ops zl_pair_ops;
 extern const zl_pattern_ops zl_dealer_ops;
 extern const zl_pattern_ops zl_router_ops;
+extern const zl_pattern_ops zl_pub_ops;
+extern const zl_pattern_ops zl_sub_ops;
+extern const zl_pattern_ops zl_xpub_ops;
+extern const zl_pattern_ops zl_xsub_ops;
 
 #endif

@@ -8,6 +8,10 @@ static const zl_pattern_ops *const patterns[] = {
     &zl_pair_ops,
     &zl_dealer_ops,
     &zl_router_ops,
+    &zl_pub_ops,
+    &zl_sub_ops,
+    &zl_xpub_ops,
+    &zl_xsub_ops,
 };
 
 const zl_pattern_ops *zl_pattern_for_type(int type)

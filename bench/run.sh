@@ -1,0 +1,702 @@
+#!/usr/bin/env bash
+# bench/run.sh — builds zlink_bench against zlink and against libzmq, runs
+# the two in alternation (A B A B ...) and reports the median of every cell
+# with the zlink/libzmq ratio. Also the syscall, callgrind and idle-memory
+# profiles, and the bench/RESULTS.md report with its ratio chart.
+#
+#   bench/run.sh --quick            small matrix, under a minute (ci/demo.sh)
+#   bench/run.sh --full             every pattern x transport x size
+#   bench/run.sh --syscalls         syscalls per message (LD_PRELOAD + perf)
+#   bench/run.sh --callgrind        instructions per message (valgrind)
+#   bench/run.sh --idle-memory [--conns N]   RSS per idle tcp connection
+#   bench/run.sh --full --report    all of the above, then RESULTS.md + SVG
+#   bench/run.sh --report-only      rewrite RESULTS.md + SVG from the last
+#                                   run's bench/results/ (no new runs)
+#
+# Other options: --runs N (default 3), --build-dir DIR (default
+# ${ZLINK_BUILD_ROOT:-build}/bench), --results DIR (default bench/results),
+# --no-build, --timeout S (per run, default 60), --patterns "P ...",
+# --transports "T ...", --sizes "N ...".
+# Modes combine; with none given, --quick runs.
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+COMMAND="bench/run.sh${*:+ $*}"
+BUILD_DIR=${ZLINK_BUILD_ROOT:-$ROOT/build}/bench
+RESULTS=$ROOT/bench/results
+RUNS=3
+TIMEOUT=60
+CONNS=10000
+DO_BUILD=1
+MATRIX=""
+DO_SYSCALLS=0
+DO_CALLGRIND=0
+DO_IDLE=0
+DO_REPORT=0
+REPORT_ONLY=0
+PATTERNS_OVERRIDE=""
+TRANSPORTS_OVERRIDE=""
+SIZES_OVERRIDE=""
+
+usage() {
+    awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' \
+        "${BASH_SOURCE[0]}"
+    exit "${1:-0}"
+}
+
+while (($#)); do
+    case $1 in
+    --quick) MATRIX=quick ;;
+    --full) MATRIX=full ;;
+    --syscalls) DO_SYSCALLS=1 ;;
+    --callgrind) DO_CALLGRIND=1 ;;
+    --idle-memory) DO_IDLE=1 ;;
+    --report) DO_REPORT=1 ;;
+    --report-only) REPORT_ONLY=1 ;;
+    --conns) CONNS=$2; shift ;;
+    --runs) RUNS=$2; shift ;;
+    --timeout) TIMEOUT=$2; shift ;;
+    --build-dir) BUILD_DIR=$2; shift ;;
+    --results) RESULTS=$2; shift ;;
+    --no-build) DO_BUILD=0 ;;
+    --patterns) PATTERNS_OVERRIDE=$2; shift ;;
+    --transports) TRANSPORTS_OVERRIDE=$2; shift ;;
+    --sizes) SIZES_OVERRIDE=$2; shift ;;
+    -h | --help) usage 0 ;;
+    *) echo "run.sh: unknown option $1" >&2; usage 2 ;;
+    esac
+    shift
+done
+
+if ((DO_REPORT)); then
+    # The report holds every table; --quick --report makes a quick one.
+    MATRIX=${MATRIX:-full}
+    DO_SYSCALLS=1 DO_CALLGRIND=1 DO_IDLE=1
+fi
+if [[ -z $MATRIX ]] && ((!DO_SYSCALLS && !DO_CALLGRIND && !DO_IDLE)); then
+    MATRIX=quick
+fi
+((RUNS >= 1)) || { echo "run.sh: --runs must be at least 1" >&2; exit 2; }
+
+LIBS=(zlink libzmq)
+BIN_DIR=$BUILD_DIR/bench
+mkdir -p "$RESULTS"
+STARTED=$(date -u '+%Y-%m-%d %H:%M UTC')
+COMMIT="$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo '?')"
+if [[ $COMMIT != '?' ]] && ! git -C "$ROOT" diff --quiet HEAD -- src include CMakeLists.txt cmake 2>/dev/null; then
+    COMMIT+=" with uncommitted changes to src/, include/ or cmake"
+fi
+
+# ---- build ---------------------------------------------------------------
+
+build() {
+    local gen=() log=$RESULTS/build.log
+    command -v ninja >/dev/null && gen=(-G Ninja)
+    if [[ ! -f $BUILD_DIR/CMakeCache.txt ]]; then
+        gen+=(-DCMAKE_BUILD_TYPE=Release -DZLINK_BUILD_TESTS=OFF)
+    else
+        gen=()
+    fi
+    if ! { cmake "${gen[@]}" -S "$ROOT" -B "$BUILD_DIR" -DZLINK_BUILD_BENCH=ON &&
+        cmake --build "$BUILD_DIR" --target zlink_bench_zlink \
+            zlink_bench_libzmq syscount; } >"$log" 2>&1; then
+        echo "run.sh: the build failed; the end of $log:" >&2
+        tail -n 25 "$log" >&2
+        exit 1
+    fi
+}
+
+if ((REPORT_ONLY)); then
+    DO_BUILD=0
+fi
+if ((DO_BUILD)); then
+    if ! pkg-config --exists libzmq 2>/dev/null; then
+        echo "run.sh: libzmq not found by pkg-config; the side-by-side build" \
+            "needs it (Debian: apt-get install libzmq3-dev pkg-config)" >&2
+        exit 1
+    fi
+    echo "== building zlink_bench (Release, zlink and libzmq) in $BUILD_DIR"
+    build
+fi
+for lib in "${LIBS[@]}"; do
+    ((REPORT_ONLY)) && break
+    [[ -x $BIN_DIR/zlink_bench_$lib ]] || {
+        echo "run.sh: $BIN_DIR/zlink_bench_$lib is missing" >&2
+        exit 1
+    }
+done
+
+FAILURES=$RESULTS/failures.txt
+((REPORT_ONLY)) || : >"$FAILURES"
+
+# Runs one cell once for one library. Appends a row to $RAW:
+#   lib,kind,pattern,transport,size,run,status,rc,msg_s,mb_s,p50,p99,
+#   mean,elapsed,count
+# and records a reproducing command for anything that is not OK.
+run_one() {
+    local lib=$1 kind=$2 pattern=$3 transport=$4 size=$5 count=$6 run=$7
+    local args=(--pattern "$pattern" --transport "$transport" --size "$size"
+        --count "$count" --csv)
+    [[ $kind == lat ]] && args+=(--latency)
+    local out rc=0
+    out=$(timeout "$TIMEOUT" "$BIN_DIR/zlink_bench_$lib" "${args[@]}" \
+        2>"$RESULTS/last_stderr.txt") || rc=$?
+    local line
+    line=$(grep "^$lib,$kind," <<<"$out" | head -n1 || true)
+    local status msg_s mb_s p50 p99 mean elapsed
+    if [[ -n $line ]]; then
+        IFS=, read -r _ _ _ _ _ _ _ status elapsed msg_s mb_s p50 p99 mean _ \
+            <<<"$line"
+    else
+        status=CRASHED
+        ((rc == 124)) && status=TIMEOUT
+        elapsed="" msg_s="" mb_s="" p50="" p99="" mean=""
+    fi
+    echo "$lib,$kind,$pattern,$transport,$size,$run,$status,$rc,$msg_s,$mb_s,$p50,$p99,$mean,$elapsed,$count" >>"$RAW"
+    local why=""
+    if [[ $status != OK && $status != UNSUPPORTED* ]]; then
+        why=$status
+    elif ((rc != 0)); then
+        why="$status, but the process then failed"
+        ((rc == 3)) && why="$status, then zmq_close/zmq_ctx_term hung for 10 s"
+    fi
+    if [[ -n $why ]]; then
+        {
+            echo "$lib $kind $pattern $transport $size run $run: $why (exit $rc)"
+            echo "  repro: timeout $TIMEOUT $BIN_DIR/zlink_bench_$lib ${args[*]}"
+            sed 's/^/  stderr: /' "$RESULTS/last_stderr.txt" | head -n5
+        } >>"$FAILURES"
+    fi
+    printf '  %-7s %-3s %-18s %-6s %6s  run %d: %s %s\n' "$lib" "$kind" \
+        "$pattern" "$transport" "$size" "$run" "$status" \
+        "$([[ $kind == lat ]] && echo "${p50:-} us p50" || echo "${msg_s:-} msg/s")"
+}
+
+# Counts that keep a cell around 0.2–1 s (full) or well under (quick).
+count_for() {
+    local size=$1 quick=$2
+    local c
+    if ((size <= 64)); then c=2000000
+    elif ((size <= 256)); then c=1000000
+    elif ((size <= 1024)); then c=500000
+    elif ((size <= 8192)); then c=100000
+    elif ((size <= 65536)); then c=20000
+    else c=5000; fi
+    ((quick)) && c=$((c / 5))
+    echo "$c"
+}
+
+# ---- median tables -------------------------------------------------------
+
+# Reads raw rows, writes the median CSV ($1) and Markdown ($2), and prints
+# the table.
+AGGREGATE_AWK='
+# Sorts the numbers in list into a[1..n] and returns n.
+function sorted(list, a,    n, i, j, v) {
+    n = split(list, a, " ")
+    for (i = 2; i <= n; i++) {
+        v = a[i] + 0; j = i - 1
+        while (j >= 1 && a[j] + 0 > v) { a[j + 1] = a[j]; j-- }
+        a[j + 1] = v
+    }
+    return n
+}
+function median(list,    n, a) {
+    n = sorted(list, a)
+    if (n == 0) return ""
+    if (n % 2) return a[(n + 1) / 2] + 0
+    return (a[n / 2] + a[n / 2 + 1]) / 2
+}
+# "min..max" of the runs, to show the spread behind a median.
+function spread(list,    n, a) {
+    n = sorted(list, a)
+    if (n == 0) return ""
+    return sprintf("%.0f..%.0f", a[1], a[n])
+}
+function human(x) {
+    if (x == "") return "-"
+    if (x >= 1e6) return sprintf("%.2fM", x / 1e6)
+    if (x >= 1e3) return sprintf("%.1fk", x / 1e3)
+    return sprintf("%.0f", x)
+}
+function cellstatus(k, lib,    ok, bad, uns) {
+    ok = okn[k, lib] + 0; bad = badn[k, lib] + 0; uns = unsn[k, lib] + 0
+    if (uns > 0 && ok == 0 && bad == 0) return "n/a"
+    if (bad > 0) return sprintf("FAILED %d/%d", bad, ok + bad + uns)
+    if (ok == 0) return "-"
+    return "OK"
+}
+BEGIN { FS = "," }
+{
+    lib = $1; k = $2 "," $3 "," $4 "," $5
+    if (!(k in seen)) { seen[k] = 1; order[++nk] = k }
+    runs[k]++
+    if ($7 == "OK") {
+        okn[k, lib]++
+        thr[k, lib] = thr[k, lib] " " $9
+        p50[k, lib] = p50[k, lib] " " $11
+        p99[k, lib] = p99[k, lib] " " $12
+    } else if ($7 ~ /^UNSUPPORTED/) {
+        unsn[k, lib]++
+    } else {
+        badn[k, lib]++
+    }
+}
+END {
+    print "kind,pattern,transport,size,runs_per_lib,zlink_status,libzmq_status,zlink_msg_s,libzmq_msg_s,zlink_mb_s,libzmq_mb_s,ratio,zlink_p50_us,libzmq_p50_us,zlink_p99_us,libzmq_p99_us,zlink_msg_s_range,libzmq_msg_s_range" > csv
+    thr_rows = ""; lat_rows = ""
+    for (i = 1; i <= nk; i++) {
+        k = order[i]; split(k, f, ","); size = f[4]
+        sz = cellstatus(k, "zlink"); sl = cellstatus(k, "libzmq")
+        if (f[1] == "thr") {
+            mz = (sz == "OK") ? median(thr[k, "zlink"]) : ""
+            ml = (sl == "OK") ? median(thr[k, "libzmq"]) : ""
+            ratio = (mz != "" && ml != "" && ml > 0) ? sprintf("%.2f", mz / ml) : ""
+            bz = (mz != "") ? sprintf("%.1f", mz * size / 1e6) : ""
+            bl = (ml != "") ? sprintf("%.1f", ml * size / 1e6) : ""
+            printf "%s,%d,%s,%s,%s,%s,%s,%s,%s,,,,,%s,%s\n", k, runs[k] / 2, sz, sl, \
+                (mz == "" ? "" : sprintf("%.0f", mz)), \
+                (ml == "" ? "" : sprintf("%.0f", ml)), bz, bl, ratio, \
+                spread(thr[k, "zlink"]), spread(thr[k, "libzmq"]) > csv
+            thr_rows = thr_rows sprintf("| %s | %s | %s | %s | %s | **%s** | %s | %s |\n", \
+                f[2], f[3], size, (sz == "OK" ? human(mz) : sz), \
+                (sl == "OK" ? human(ml) : sl), (ratio == "" ? "-" : ratio "x"), \
+                (bz == "" ? "-" : bz), (bl == "" ? "-" : bl))
+            tthr = tthr sprintf("%-18s %-6s %7s %10s %10s %7s %9s %9s\n", f[2], f[3], \
+                size, (sz == "OK" ? human(mz) : sz), (sl == "OK" ? human(ml) : sl), \
+                (ratio == "" ? "-" : ratio "x"), (bz == "" ? "-" : bz), (bl == "" ? "-" : bl))
+        } else {
+            az = (sz == "OK") ? sprintf("%.2f", median(p50[k, "zlink"])) : ""
+            al = (sl == "OK") ? sprintf("%.2f", median(p50[k, "libzmq"])) : ""
+            qz = (sz == "OK") ? sprintf("%.2f", median(p99[k, "zlink"])) : ""
+            ql = (sl == "OK") ? sprintf("%.2f", median(p99[k, "libzmq"])) : ""
+            ratio = (az != "" && al != "" && al > 0) ? sprintf("%.2f", az / al) : ""
+            printf "%s,%d,%s,%s,,,,,%s,%s,%s,%s,%s,,\n", k, runs[k] / 2, sz, sl, \
+                ratio, az, al, qz, ql > csv
+            lat_rows = lat_rows sprintf("| %s | %s | %s | %s | %s | **%s** | %s | %s |\n", \
+                f[2], f[3], size, (sz == "OK" ? az : sz), (sl == "OK" ? al : sl), \
+                (ratio == "" ? "-" : ratio "x"), (qz == "" ? "-" : qz), (ql == "" ? "-" : ql))
+            tlat = tlat sprintf("%-18s %-6s %7s %10s %10s %7s %9s %9s\n", f[2], f[3], \
+                size, (sz == "OK" ? az : sz), (sl == "OK" ? al : sl), \
+                (ratio == "" ? "-" : ratio "x"), (qz == "" ? "-" : qz), (ql == "" ? "-" : ql))
+        }
+    }
+    if (thr_rows != "") {
+        print "Throughput, median of the runs; ratio = zlink / libzmq (higher is better for zlink). MB/s counts payload bytes (1 MB = 10^6 B).\n" > md
+        print "| pattern | transport | size (B) | zlink msg/s | libzmq msg/s | ratio | zlink MB/s | libzmq MB/s |" > md
+        print "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |" > md
+        printf "%s\n", thr_rows > md
+        printf "%-18s %-6s %7s %10s %10s %7s %9s %9s\n", "pattern", "trans", "size", \
+            "zlink", "libzmq", "ratio", "zlink MB/s", "libzmq MB/s"
+        printf "%s", tthr
+    }
+    if (lat_rows != "") {
+        print "One-way latency (round trip / 2) in microseconds, median of the runs; ratio = zlink / libzmq p50 (lower is better for zlink).\n" > md
+        print "| pattern | transport | size (B) | zlink p50 | libzmq p50 | p50 ratio | zlink p99 | libzmq p99 |" > md
+        print "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |" > md
+        printf "%s\n", lat_rows > md
+        printf "\n%-18s %-6s %7s %10s %10s %7s %9s %9s\n", "latency (us)", "trans", "size", \
+            "zlink p50", "libzmq p50", "ratio", "zlink p99", "libzmq p99"
+        printf "%s", tlat
+    }
+}'
+
+aggregate() {
+    local raw=$1 csv=$2 md=$3
+    : >"$md"
+    awk -v csv="$csv" -v md="$md" "$AGGREGATE_AWK" "$raw"
+}
+
+# ---- throughput and latency matrix --------------------------------------
+
+# The socket options both libraries ran with, as Markdown.
+append_options() {
+    {
+        echo
+        echo "Socket options, the same for both libraries:"
+        echo
+        "$1" --pattern PAIR --transport inproc \
+            --size 64 --count 2 --csv | awk -F, '{print "- PAIR, DEALER, ROUTER: `" $NF "`"}'
+        echo "- a receiving ROUTER adds \`receiver_routing_id=R\`; a sending ROUTER (ROUTER_ROUTER) adds \`sender_router_mandatory=1;sender_routing_id=S\` (a ROUTER blocks at HWM, instead of dropping, only with ROUTER_MANDATORY)"
+        echo "- DEALER_ROUTER latency adds \`receiver_router_mandatory=1\` on the echoing ROUTER"
+        echo "- PUBSUB: \`sndhwm=rcvhwm=10000000\` on both sides (above every count sent, so nothing drops), \`subscribe=all\`"
+        echo "- ROUTER_ROUTER_POLL: \`zmq_poll\` on the receiving socket before each message"
+    }
+}
+
+run_matrix() {
+    local quick=0 patterns transports sizes lat_patterns lat_count
+    if [[ $MATRIX == quick ]]; then
+        quick=1
+        patterns="PAIR DEALER_ROUTER"
+        transports="tcp inproc"
+        sizes="64 1024 65536"
+        lat_count=2000
+    else
+        patterns="PAIR PUBSUB DEALER_DEALER DEALER_ROUTER ROUTER_ROUTER ROUTER_ROUTER_POLL"
+        transports="tcp ipc inproc"
+        sizes="64 256 1024 8192 65536 262144"
+        lat_count=10000
+    fi
+    lat_patterns="PAIR DEALER_ROUTER"
+    [[ -n $PATTERNS_OVERRIDE ]] && patterns=$PATTERNS_OVERRIDE
+    [[ -n $TRANSPORTS_OVERRIDE ]] && transports=$TRANSPORTS_OVERRIDE
+    [[ -n $SIZES_OVERRIDE ]] && sizes=$SIZES_OVERRIDE
+
+    RAW=$RESULTS/raw.csv
+    : >"$RAW"
+    echo "== throughput ($MATRIX: $RUNS runs per library per cell, A B A B)"
+    local p t s r lib
+    for p in $patterns; do
+        for t in $transports; do
+            for s in $sizes; do
+                for ((r = 1; r <= RUNS; r++)); do
+                    for lib in "${LIBS[@]}"; do
+                        run_one "$lib" thr "$p" "$t" "$s" \
+                            "$(count_for "$s" "$quick")" "$r"
+                    done
+                done
+            done
+        done
+    done
+    echo "== latency (64 B, $lat_count round trips per run)"
+    for p in $lat_patterns; do
+        [[ " $patterns " == *" $p "* ]] || continue
+        for t in $transports; do
+            for ((r = 1; r <= RUNS; r++)); do
+                for lib in "${LIBS[@]}"; do
+                    run_one "$lib" lat "$p" "$t" 64 "$lat_count" "$r"
+                done
+            done
+        done
+    done
+    rm -f /tmp/zlink_bench_*.ipc
+
+    echo
+    echo "== medians ($(nproc) CPUs, $(uname -r))"
+    aggregate "$RAW" "$RESULTS/latest.csv" "$RESULTS/latest.md"
+    append_options "$BIN_DIR/zlink_bench_libzmq" >>"$RESULTS/latest.md"
+    echo "   ($RESULTS/latest.csv, $RESULTS/latest.md, raw runs in $RAW)"
+}
+
+# ---- syscalls -------------------------------------------------------------
+
+# Median of the numbers on stdin.
+median_stdin() {
+    sort -g | awk '{a[NR] = $1} END {
+        if (NR == 0) { print ""; exit }
+        if (NR % 2) print a[(NR + 1) / 2]; else print (a[NR / 2] + a[NR / 2 + 1]) / 2 }'
+}
+
+# Total syscalls (and futex calls) of one run, from perf; "" without perf.
+perf_counts() {
+    local lib=$1 p=$2 t=$3 count=$4 out=$RESULTS/perf.tmp
+    perf stat -x, -e raw_syscalls:sys_enter -e syscalls:sys_enter_futex \
+        -o "$out" timeout "$TIMEOUT" "$BIN_DIR/zlink_bench_$lib" --pattern "$p" \
+        --transport "$t" --size 64 --count "$count" --warmup 1000 --csv \
+        >/dev/null 2>&1 || { echo ","; return; }
+    awk -F, '/raw_syscalls:sys_enter/ {s = $1} /sys_enter_futex/ {f = $1}
+        END {print s "," f}' "$out"
+}
+
+run_syscalls() {
+    local out_csv=$RESULTS/syscalls.csv out_md=$RESULTS/syscalls.md
+    local count=500000 small=100000 have_perf=0
+    if perf stat -e raw_syscalls:sys_enter true >/dev/null 2>&1; then
+        have_perf=1
+    fi
+    echo "== syscalls per message, 64 B (LD_PRELOAD syscount.so; perf for totals)"
+    echo "lib,pattern,transport,recv,recv_eagain,eagain_pct,send,epoll_wait,poll,wake_write,wake_read,wrapped_total,all_syscalls,futex" >"$out_csv"
+    local p t lib r
+    for p in ROUTER_ROUTER PAIR; do
+        for t in tcp ipc; do
+            local tmp=$RESULTS/sys.tmp
+            : >"$tmp"
+            for ((r = 1; r <= RUNS; r++)); do
+                for lib in "${LIBS[@]}"; do
+                    LD_PRELOAD=$BIN_DIR/syscount.so timeout "$TIMEOUT" \
+                        "$BIN_DIR/zlink_bench_$lib" --pattern "$p" --transport "$t" \
+                        --size 64 --count "$count" --csv 2>/dev/null |
+                        grep "^$lib,sys," >>"$tmp" || {
+                        echo "$lib syscalls $p $t run $r: no result" >>"$FAILURES"
+                        echo "  repro: LD_PRELOAD=$BIN_DIR/syscount.so $BIN_DIR/zlink_bench_$lib --pattern $p --transport $t --size 64 --count $count --csv" >>"$FAILURES"
+                    }
+                done
+            done
+            for lib in "${LIBS[@]}"; do
+                local row="" name v
+                for name in recv recv_eagain send epoll_wait poll wake_write wake_read total; do
+                    v=$(grep "^$lib," "$tmp" | tr ',' '\n' | grep "^$name=" |
+                        cut -d= -f2 | median_stdin)
+                    row+=",$v"
+                done
+                # The EAGAIN share of recv calls.
+                local pct
+                pct=$(awk -F, '{ if ($2 > 0) printf "%.3f", 100 * $3 / $2; else print "" }' <<<"$row")
+                local all="" fut=""
+                if ((have_perf)); then
+                    local big_s=() big_f=() small_s=() small_f=() pc
+                    for ((r = 1; r <= RUNS; r++)); do
+                        pc=$(perf_counts "$lib" "$p" "$t" "$count")
+                        big_s+=("${pc%,*}") big_f+=("${pc#*,}")
+                        pc=$(perf_counts "$lib" "$p" "$t" "$small")
+                        small_s+=("${pc%,*}") small_f+=("${pc#*,}")
+                    done
+                    local bs bf ss sf
+                    bs=$(printf '%s\n' "${big_s[@]}" | median_stdin)
+                    bf=$(printf '%s\n' "${big_f[@]}" | median_stdin)
+                    ss=$(printf '%s\n' "${small_s[@]}" | median_stdin)
+                    sf=$(printf '%s\n' "${small_f[@]}" | median_stdin)
+                    all=$(awk -v a="$bs" -v b="$ss" -v n=$((count - small)) \
+                        'BEGIN { if (a != "" && b != "") printf "%.4f", (a - b) / n }')
+                    fut=$(awk -v a="$bf" -v b="$sf" -v n=$((count - small)) \
+                        'BEGIN { if (a != "" && b != "") printf "%.4f", (a - b) / n }')
+                fi
+                # row: ,recv,eagain,send,epoll,poll,ww,wr,total
+                awk -F, -v lib="$lib" -v p="$p" -v t="$t" -v pct="$pct" \
+                    -v all="$all" -v fut="$fut" \
+                    '{ print lib "," p "," t "," $2 "," $3 "," pct "," $4 "," $5 "," $6 "," $7 "," $8 "," $9 "," all "," fut }' \
+                    <<<"$row" >>"$out_csv"
+            done
+        done
+    done
+    rm -f "$RESULTS/sys.tmp" "$RESULTS/perf.tmp" /tmp/zlink_bench_*.ipc
+    awk -F, 'NR == 1 { next }
+        { key = $2 " " $3; if (!(key in rows)) order[++nk] = key; rows[key] = rows[key] sprintf("| %s | %s | %s | %s | %s | %s%% | %s | %s | %s | %s | %s | %s |\n", \
+            $2, $3, $1, $4, $5, $6, $7, $8, $9, $10, $12, ($13 == "" ? "-" : $13))
+          tot[key, $1] = ($13 == "" ? $12 : $13) }
+        END {
+          print "Syscalls per message (64 B, timed window only, median of the runs). recv/send count the recv-family and send-family calls plus read/readv/write/writev on sockets; wake_write = writes to eventfds/pipes (wakeups); wrapped = every call syscount.so wraps; all = every syscall of the process, from `perf stat -e raw_syscalls:sys_enter` at two counts (the difference strips start-up), futex included.\n"
+          print "| pattern | transport | lib | recv | recv EAGAIN | EAGAIN share | send | epoll_wait | poll | wake_write | wrapped | all syscalls |"
+          print "| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
+          for (i = 1; i <= nk; i++) printf "%s", rows[order[i]]
+          print ""
+          print "| pattern | transport | total syscalls/msg, zlink / libzmq |"
+          print "| --- | --- | ---: |"
+          for (i = 1; i <= nk; i++) { k = order[i]; split(k, f, " ")
+            if (tot[k, "libzmq"] > 0) printf "| %s | %s | %.2fx |\n", f[1], f[2], tot[k, "zlink"] / tot[k, "libzmq"] }
+        }' "$out_csv" >"$out_md"
+    cat "$out_md"
+    echo
+}
+
+# ---- callgrind ------------------------------------------------------------
+
+run_callgrind() {
+    local out_csv=$RESULTS/callgrind.csv out_md=$RESULTS/callgrind.md
+    local small=100000 big=300000
+    if ! command -v valgrind >/dev/null; then
+        echo "== callgrind: valgrind is not installed (apt-get install valgrind); skipped"
+        echo "valgrind missing" >"$out_md"
+        return
+    fi
+    echo "== instructions per message: callgrind, inproc PAIR 64 B, ($big - $small) messages"
+    echo "lib,ir_small,ir_big,messages,ir_per_msg" >"$out_csv"
+    local lib n
+    for lib in "${LIBS[@]}"; do
+        local ir=()
+        for n in $small $big; do
+            local f=$RESULTS/callgrind.$lib.$n.out
+            timeout 600 valgrind --tool=callgrind --callgrind-out-file="$f" \
+                "$BIN_DIR/zlink_bench_$lib" --pattern PAIR --transport inproc \
+                --size 64 --count "$n" --warmup 1000 --stall-ms 120000 --csv \
+                >/dev/null 2>"$RESULTS/last_stderr.txt" || {
+                echo "$lib callgrind $n: failed" >>"$FAILURES"
+                echo "  repro: valgrind --tool=callgrind $BIN_DIR/zlink_bench_$lib --pattern PAIR --transport inproc --size 64 --count $n --warmup 1000 --stall-ms 120000" >>"$FAILURES"
+            }
+            ir+=("$(awk '/^totals:/ {print $2}' "$f" 2>/dev/null)")
+        done
+        awk -v l="$lib" -v a="${ir[0]}" -v b="${ir[1]}" -v n=$((big - small)) \
+            'BEGIN { printf "%s,%s,%s,%d,%s\n", l, a, b, n, (a != "" && b != "" ? sprintf("%.0f", (b - a) / n) : "") }' >>"$out_csv"
+        if command -v callgrind_annotate >/dev/null && [[ -f $RESULTS/callgrind.$lib.$big.out ]]; then
+            callgrind_annotate "$RESULTS/callgrind.$lib.$big.out" 2>/dev/null |
+                grep -E '^ *[0-9,]+ +\(' | head -n 15 >"$RESULTS/callgrind_${lib}_top.txt" || true
+        fi
+    done
+    {
+        echo "Instructions (Ir) per message, callgrind, inproc PAIR 64 B: (Ir at $big messages - Ir at $small) / $((big - small)). Includes the benchmark's own work (message init, marker, clock), the same in both builds."
+        echo
+        echo "| lib | Ir at $small | Ir at $big | Ir per message |"
+        echo "| --- | ---: | ---: | ---: |"
+        awk -F, 'NR > 1 { printf "| %s | %s | %s | %s |\n", $1, $2, $3, $5; v[$1] = $5 }
+            END { if (v["libzmq"] > 0 && v["zlink"] != "") printf "\nzlink / libzmq: **%.2fx**\n", v["zlink"] / v["libzmq"] }' "$out_csv"
+        for lib in "${LIBS[@]}"; do
+            if [[ -s $RESULTS/callgrind_${lib}_top.txt ]]; then
+                echo
+                echo "Top functions by own Ir, $lib, $big messages:"
+                echo
+                echo '```'
+                cut -c1-150 "$RESULTS/callgrind_${lib}_top.txt"
+                echo '```'
+            fi
+        done
+    } >"$out_md"
+    cat "$out_md"
+    echo
+}
+
+# ---- idle memory -----------------------------------------------------------
+
+run_idle() {
+    local out_csv=$RESULTS/idle_memory.csv out_md=$RESULTS/idle_memory.md
+    echo "== idle memory: $CONNS DEALERs -> 1 ROUTER over tcp"
+    : >"$out_csv"
+    local lib header_done=0
+    for lib in "${LIBS[@]}"; do
+        local out rc=0
+        out=$(timeout 600 "$BIN_DIR/zlink_bench_$lib" --idle-memory \
+            --conns "$CONNS" --csv 2>"$RESULTS/last_stderr.txt") || rc=$?
+        if ((!header_done)); then
+            grep '^lib,' <<<"$out" >>"$out_csv" && header_done=1
+        fi
+        grep "^$lib,idle," <<<"$out" >>"$out_csv" || {
+            echo "$lib idle-memory: no result (exit $rc)" >>"$FAILURES"
+            echo "  repro: $BIN_DIR/zlink_bench_$lib --idle-memory --conns $CONNS" >>"$FAILURES"
+        }
+        if [[ -s $RESULTS/last_stderr.txt ]]; then
+            sed "s/^/  $lib: /" "$RESULTS/last_stderr.txt"
+        fi
+    done
+    awk -F, 'NR == 1 { next }
+        { printf "| %s | %s | %s | %s | %s | %s | %s |\n", $1, $3, $4, $5, $6, $7, $8; s[$1] = $5; c[$1] = $6 }
+        BEGIN {
+          print "Idle memory per connection: N DEALERs in client process(es) connected over tcp to one ROUTER in another process; VmRSS before the sockets and after each connection carried one message each way, divided by N.\n"
+          print "| lib | connections | status | server KiB/conn | client KiB/conn | server fds/conn | client fds/conn |"
+          print "| --- | ---: | --- | ---: | ---: | ---: | ---: |" }
+        END { if (s["libzmq"] > 0 && c["libzmq"] > 0)
+            printf "\nzlink / libzmq: server %.2fx, client %.2fx\n", s["zlink"] / s["libzmq"], c["zlink"] / c["libzmq"] }' \
+        "$out_csv" >"$out_md"
+    cat "$out_md"
+    echo
+}
+
+# ---- report ------------------------------------------------------------------
+
+# An SVG bar chart of the zlink/libzmq throughput ratio of every cell.
+write_svg() {
+    local csv=$1 svg=$2
+    awk -F, '
+    NR == 1 || $1 != "thr" { next }
+    {
+        n++; label[n] = $2 " " $3 " " $4; tr[n] = $3
+        ratio[n] = ($12 == "" ? -1 : $12 + 0)
+        note[n] = ($12 == "" ? ($6 != "OK" ? "zlink " $6 : "libzmq " $7) : "")
+        if (ratio[n] > maxr) maxr = ratio[n]
+    }
+    END {
+        if (maxr < 3) maxr = 3
+        maxr = int(maxr + 0.999)
+        left = 250; width = 600; row = 16; top = 60
+        h = top + n * row + 50
+        printf "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" font-family=\"sans-serif\" font-size=\"11\">\n", left + width + 60, h
+        printf "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n"
+        printf "<text x=\"10\" y=\"20\" font-size=\"15\" font-weight=\"bold\">zlink / libzmq throughput ratio per cell (median of runs; &gt; 1 means zlink is faster)</text>\n"
+        printf "<text x=\"10\" y=\"38\" fill=\"#555\">colour: tcp = blue, ipc = green, inproc = orange; grey text = no ratio</text>\n"
+        for (v = 0; v <= maxr; v += 0.5) {
+            x = left + v / maxr * width
+            printf "<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" stroke=\"%s\" stroke-width=\"%s\"/>\n", x, top - 5, x, top + n * row, (v == 1 ? "#d00" : "#ddd"), (v == 1 ? 1.5 : 1)
+            if (v == int(v) || maxr <= 4)
+                printf "<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">%.1fx</text>\n", x, top + n * row + 15, v
+        }
+        colour["tcp"] = "#3a6fd8"; colour["ipc"] = "#3aa55a"; colour["inproc"] = "#e08a1e"
+        for (i = 1; i <= n; i++) {
+            y = top + (i - 1) * row
+            printf "<text x=\"%d\" y=\"%d\" text-anchor=\"end\">%s</text>\n", left - 6, y + 11, label[i]
+            if (ratio[i] < 0) {
+                printf "<text x=\"%d\" y=\"%d\" fill=\"#888\">%s</text>\n", left + 4, y + 11, note[i]
+                continue
+            }
+            w = ratio[i] / maxr * width
+            printf "<rect x=\"%d\" y=\"%d\" width=\"%.1f\" height=\"%d\" fill=\"%s\"/>\n", left, y + 2, w, row - 4, colour[tr[i]]
+            printf "<text x=\"%.1f\" y=\"%d\">%.2f</text>\n", left + w + 4, y + 11, ratio[i]
+        }
+        printf "</svg>\n"
+    }' "$csv" >"$svg"
+}
+
+write_report() {
+    local report=$ROOT/bench/RESULTS.md svg=$ROOT/bench/ratios.svg
+    local model
+    model=$(awk -F': ' '/^model name/ {print $2; exit}' /proc/cpuinfo 2>/dev/null || true)
+    [[ -f $RESULTS/latest.csv ]] && write_svg "$RESULTS/latest.csv" "$svg"
+    {
+        echo "# zlink vs libzmq: benchmark results"
+        echo
+        echo "Generated by \`$COMMAND\` (bench/run.sh), which rebuilds this file and"
+        echo "[ratios.svg](ratios.svg). One program, bench/zlink_bench.c, built against"
+        echo "zlink and against libzmq $(pkg-config --modversion libzmq 2>/dev/null || echo '?'), run in alternation (A B A B), $RUNS runs each per cell."
+        echo
+        echo "- Date: $STARTED"
+        echo "- Machine: $(nproc) CPUs, ${model:-unknown CPU}, Linux $(uname -r)"
+        echo "- zlink commit: $COMMIT"
+        echo "- Method: sender in a second thread of the same process, one context, one I/O thread; throughput timed from the first timed message received to the last, after discarded warm-up messages; every timed message carries a sequence number the receiver checks (a short or reordered count is FAILED, never a number)."
+        echo
+        if [[ -f $RESULTS/latest.md ]]; then
+            echo "## Throughput and latency"
+            echo
+            echo "![zlink/libzmq ratios](ratios.svg)"
+            echo
+            cat "$RESULTS/latest.md"
+            echo
+        fi
+        if [[ -f $RESULTS/syscalls.md ]]; then
+            echo "## Syscalls per message"
+            echo
+            cat "$RESULTS/syscalls.md"
+            echo
+        fi
+        if [[ -f $RESULTS/callgrind.md ]]; then
+            echo "## Instructions per message"
+            echo
+            cat "$RESULTS/callgrind.md"
+            echo
+        fi
+        if [[ -f $RESULTS/idle_memory.md ]]; then
+            echo "## Idle memory per connection"
+            echo
+            cat "$RESULTS/idle_memory.md"
+            echo
+        fi
+        if [[ -s $FAILURES ]]; then
+            echo "## Failures"
+            echo
+            echo '```'
+            cat "$FAILURES"
+            echo '```'
+        fi
+    } >"$report"
+    echo "== wrote $report and $svg"
+}
+
+# ---- main ----------------------------------------------------------------------
+
+SECONDS=0
+META=$RESULTS/meta.env
+if ((REPORT_ONLY)); then
+    [[ -f $META ]] || { echo "run.sh: no $META; run with --report first" >&2; exit 1; }
+    # shellcheck disable=SC1090
+    source "$META"
+    if [[ -f $RESULTS/raw.csv ]]; then
+        aggregate "$RESULTS/raw.csv" "$RESULTS/latest.csv" "$RESULTS/latest.md" >/dev/null
+        append_options "$BIN_DIR/zlink_bench_libzmq" >>"$RESULTS/latest.md"
+    fi
+    write_report
+    exit 0
+fi
+# A report reflects this run only.
+if ((DO_REPORT)); then
+    rm -f "$RESULTS"/{latest,syscalls,callgrind,idle_memory}.{csv,md}
+    printf 'COMMAND=%q\nSTARTED=%q\nRUNS=%q\nCOMMIT=%q\n' "$COMMAND" \
+        "$STARTED" "$RUNS" "$COMMIT" >"$META"
+fi
+[[ -n $MATRIX ]] && run_matrix
+((DO_SYSCALLS)) && run_syscalls
+((DO_CALLGRIND)) && run_callgrind
+((DO_IDLE)) && run_idle
+((DO_REPORT)) && write_report
+rm -f "$RESULTS/last_stderr.txt"
+if [[ -s $FAILURES ]]; then
+    echo "== failures (also in $FAILURES):"
+    cat "$FAILURES"
+fi
+echo "== done in ${SECONDS}s"

@@ -1,0 +1,1125 @@
+/* zlink_bench.c — one benchmark program, compiled twice: against zlink
+ * (BENCH_ZLINK, through zlink_zmq.h) and against libzmq (<zmq.h>). It
+ * measures throughput, round-trip latency and idle memory per connection,
+ * and prints one CSV line per cell.
+ *
+ * Honesty rules: both builds run this same code with the same socket
+ * options, which are printed with every result. Warm-up messages are sent
+ * and discarded before the timed ones. Every timed message carries a
+ * sequence number that the receiver checks, and a cell whose count does not
+ * come out exact is reported FAILED, never as a number. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#if defined(BENCH_ZLINK)
+#include "zlink_zmq.h"
+#define LIB_NAME "zlink"
+#else
+#include <zmq.h>
+#define LIB_NAME "libzmq"
+#endif
+
+/* Present only when bench/syscount.so is preloaded: they bracket the timed
+ * window so that the syscall counts leave out setup and teardown. */
+extern void syscount_mark(int phase) __attribute__((weak));
+extern int syscount_delta(unsigned long long *out, int n, const char **names)
+    __attribute__((weak));
+
+/* PUBSUB's one high-water mark, on both sides and in both libraries. It is
+ * above the largest count this program sends (checked in parse_args), so a
+ * publisher that runs ahead queues instead of dropping. */
+#define PUBSUB_HWM 10000000
+/* libzmq's default, set explicitly so that both libraries surely use it. */
+#define DEFAULT_HWM 1000
+#define MAX_COUNT 5000000
+
+enum pattern {
+    PAT_PAIR,
+    PAT_PUBSUB,
+    PAT_DEALER_DEALER,
+    PAT_DEALER_ROUTER,
+    PAT_ROUTER_ROUTER,
+    PAT_ROUTER_ROUTER_POLL,
+    PAT_COUNT
+};
+static const char *const pattern_names[PAT_COUNT] = {
+    "PAIR",          "PUBSUB",        "DEALER_DEALER",
+    "DEALER_ROUTER", "ROUTER_ROUTER", "ROUTER_ROUTER_POLL"};
+
+enum transport { TR_TCP, TR_IPC, TR_INPROC, TR_COUNT };
+static const char *const transport_names[TR_COUNT] = {"tcp", "ipc", "inproc"};
+
+/* Message markers, in the first byte of every payload. */
+#define MARK_WARMUP 'W'
+#define MARK_DATA 'D'
+/* The routing ids the ROUTER sockets give themselves. */
+#define RECEIVER_ID "R"
+#define SENDER_ID "S"
+
+struct config {
+    enum pattern pattern;
+    enum transport transport;
+    size_t size;
+    long count;  /* timed messages (or round trips) */
+    long warmup; /* untimed messages sent first */
+    bool latency;
+    bool csv;
+    bool header;
+    bool idle_memory;
+    long conns;
+    int io_threads;
+    long stall_ms;
+};
+
+/* Everything the two threads of a cell share. */
+struct cell {
+    const struct config *cfg;
+    void *ctx;
+    void *sender;   /* sends (throughput) or is the client (latency) */
+    void *receiver; /* receives (throughput) or echoes (latency) */
+    bool sender_is_router;
+    bool receiver_is_router;
+    bool poll_before_recv;
+    char endpoint[256];
+    char options[256];
+    atomic_int ready;      /* receiver saw the first warm-up message */
+    atomic_int send_errno; /* first send failure in the sender thread */
+    atomic_long progress;  /* bumps as messages arrive; the watchdog reads */
+    atomic_long received;  /* timed messages received so far */
+    atomic_int phase;      /* 0 run, 1 teardown, 2 done */
+};
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void sleep_ms(long ms)
+{
+    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+    while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+        ;
+}
+
+static void die(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "zlink_bench_%s: ", LIB_NAME);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+    exit(2);
+}
+
+static void usage(void)
+{
+    fprintf(stderr,
+            "usage: zlink_bench_%s --pattern P --transport T --size N "
+            "[--count C] [--warmup W] [--latency] [--csv] [--header]\n"
+            "       zlink_bench_%s --idle-memory [--conns N] [--csv]\n"
+            "  P: PAIR PUBSUB DEALER_DEALER DEALER_ROUTER ROUTER_ROUTER "
+            "ROUTER_ROUTER_POLL\n"
+            "  T: tcp ipc inproc\n"
+            "  other: --io-threads N (default 1), --stall-ms MS (default "
+            "10000)\n",
+            LIB_NAME, LIB_NAME);
+    exit(2);
+}
+
+static const char *lib_version(void)
+{
+    static char buf[32];
+    int major, minor, patch;
+    zmq_version(&major, &minor, &patch);
+    snprintf(buf, sizeof buf, "%d.%d.%d", major, minor, patch);
+    return buf;
+}
+
+/* The default count for a size: about 0.2–1 s per cell at libzmq's speed
+ * on a small machine. */
+static long default_count(size_t size, bool latency)
+{
+    if (latency)
+        return 10000;
+    if (size <= 64)
+        return 2000000;
+    if (size <= 256)
+        return 1000000;
+    if (size <= 1024)
+        return 500000;
+    if (size <= 8192)
+        return 100000;
+    if (size <= 65536)
+        return 20000;
+    return 5000;
+}
+
+static int lookup(const char *name, const char *const *names, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (strcmp(name, names[i]) == 0)
+            return i;
+    return -1;
+}
+
+static long parse_long(const char *s, const char *what)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (errno || end == s || *end)
+        die("bad %s: %s", what, s);
+    return v;
+}
+
+static void parse_args(int argc, char **argv, struct config *cfg)
+{
+    *cfg = (struct config){.pattern = PAT_COUNT,
+                           .transport = TR_COUNT,
+                           .count = -1,
+                           .warmup = -1,
+                           .conns = 10000,
+                           .io_threads = 1,
+                           .stall_ms = 10000};
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (strcmp(a, "--pattern") == 0 && v) {
+            int p = lookup(v, pattern_names, PAT_COUNT);
+            if (p < 0)
+                die("unknown pattern %s", v);
+            cfg->pattern = (enum pattern)p;
+            i++;
+        } else if (strcmp(a, "--transport") == 0 && v) {
+            int t = lookup(v, transport_names, TR_COUNT);
+            if (t < 0)
+                die("unknown transport %s", v);
+            cfg->transport = (enum transport)t;
+            i++;
+        } else if (strcmp(a, "--size") == 0 && v) {
+            cfg->size = (size_t)parse_long(v, "size");
+            i++;
+        } else if (strcmp(a, "--count") == 0 && v) {
+            cfg->count = parse_long(v, "count");
+            i++;
+        } else if (strcmp(a, "--warmup") == 0 && v) {
+            cfg->warmup = parse_long(v, "warmup");
+            i++;
+        } else if (strcmp(a, "--conns") == 0 && v) {
+            cfg->conns = parse_long(v, "conns");
+            i++;
+        } else if (strcmp(a, "--io-threads") == 0 && v) {
+            cfg->io_threads = (int)parse_long(v, "io-threads");
+            i++;
+        } else if (strcmp(a, "--stall-ms") == 0 && v) {
+            cfg->stall_ms = parse_long(v, "stall-ms");
+            i++;
+        } else if (strcmp(a, "--latency") == 0) {
+            cfg->latency = true;
+        } else if (strcmp(a, "--csv") == 0) {
+            cfg->csv = true;
+        } else if (strcmp(a, "--header") == 0) {
+            cfg->header = true;
+        } else if (strcmp(a, "--idle-memory") == 0) {
+            cfg->idle_memory = true;
+        } else {
+            usage();
+        }
+    }
+    if (cfg->idle_memory) {
+        if (cfg->conns < 1)
+            die("--conns must be at least 1");
+        return;
+    }
+    if (cfg->header && cfg->pattern == PAT_COUNT)
+        return;
+    if (cfg->pattern == PAT_COUNT || cfg->transport == TR_COUNT ||
+        cfg->size == 0)
+        usage();
+    /* Room for the marker byte and the sequence number. */
+    if (cfg->size < 8)
+        die("--size must be at least 8");
+    if (cfg->count < 0)
+        cfg->count = default_count(cfg->size, cfg->latency);
+    if (cfg->count < 2 || cfg->count > MAX_COUNT)
+        die("--count must be within 2..%d", MAX_COUNT);
+    if (cfg->warmup < 0) {
+        long w = cfg->count / 10;
+        cfg->warmup = w < 100 ? 100 : w > 100000 ? 100000 : w;
+    }
+    if (cfg->latency && cfg->warmup < 1)
+        cfg->warmup = 1;
+    if (cfg->latency && cfg->pattern == PAT_PUBSUB)
+        die("--latency needs a two-way pattern, not PUBSUB");
+}
+
+/* ---- CSV ---------------------------------------------------------------- */
+
+static void print_header(void)
+{
+    printf("lib,kind,pattern,transport,size,count,received,status,"
+           "elapsed_s,msg_s,mb_s,lat_p50_us,lat_p99_us,lat_mean_us,"
+           "options\n");
+}
+
+/* One result line; for latency lines msg_s is round trips per second. */
+static void print_result(const struct cell *c, const char *status,
+                         long received, double elapsed, double p50, double p99,
+                         double mean)
+{
+    const struct config *cfg = c->cfg;
+    double rate = elapsed > 0 ? (double)(cfg->count - 1) / elapsed : 0;
+    double mbs = rate * (double)cfg->size / 1e6;
+    if (cfg->csv) {
+        printf("%s,%s,%s,%s,%zu,%ld,%ld,%s,%.6f,%.1f,", LIB_NAME,
+               cfg->latency ? "lat" : "thr", pattern_names[cfg->pattern],
+               transport_names[cfg->transport], cfg->size, cfg->count, received,
+               status, elapsed, rate);
+        if (!cfg->latency)
+            printf("%.2f,,,,", mbs);
+        else if (strcmp(status, "OK") == 0)
+            printf(",%.2f,%.2f,%.2f,", p50, p99, mean);
+        else
+            printf(",,,,");
+        printf("%s\n", c->options);
+    } else if (strcmp(status, "OK") != 0) {
+        printf("%s %s %s %s %zu B: %s (%ld of %ld received)\n", LIB_NAME,
+               lib_version(), pattern_names[cfg->pattern],
+               transport_names[cfg->transport], cfg->size, status, received,
+               cfg->count);
+    } else if (cfg->latency) {
+        printf("%s %s %s %s %zu B latency (one-way = rtt/2): p50 %.2f us, "
+               "p99 %.2f us, mean %.2f us over %ld round trips\n",
+               LIB_NAME, lib_version(), pattern_names[cfg->pattern],
+               transport_names[cfg->transport], cfg->size, p50, p99, mean,
+               cfg->count);
+    } else {
+        printf("%s %s %s %s %zu B: %.0f msg/s, %.1f MB/s (%ld messages in "
+               "%.3f s)\n",
+               LIB_NAME, lib_version(), pattern_names[cfg->pattern],
+               transport_names[cfg->transport], cfg->size, rate, mbs,
+               cfg->count, elapsed);
+    }
+    if (!cfg->csv)
+        printf("  options: %s\n", c->options);
+    fflush(stdout);
+}
+
+/* Syscall counts per timed message, when syscount.so is preloaded. */
+static void print_syscounts(const struct cell *c)
+{
+    if (!syscount_delta)
+        return;
+    unsigned long long counts[16];
+    const char *names[16];
+    int n = syscount_delta(counts, 16, names);
+    double per = 1.0 / (double)(c->cfg->count - 1);
+    printf("%s,sys,%s,%s,%zu,%ld", LIB_NAME, pattern_names[c->cfg->pattern],
+           transport_names[c->cfg->transport], c->cfg->size, c->cfg->count);
+    for (int i = 0; i < n; i++)
+        printf(",%s=%.5f", names[i], (double)counts[i] * per);
+    printf("\n");
+    fflush(stdout);
+}
+
+/* ---- watchdog ------------------------------------------------------------ */
+
+/* A cell that stops making progress is reported FAILED and the process
+ * exits at once: closing sockets that are stuck could hang as well. */
+static void *watchdog_main(void *arg)
+{
+    struct cell *c = arg;
+    long last = -1;
+    double since = now_s();
+    double teardown_since = 0;
+    for (;;) {
+        sleep_ms(50);
+        int phase = atomic_load(&c->phase);
+        if (phase == 2)
+            return NULL;
+        if (phase == 1) {
+            if (teardown_since == 0)
+                teardown_since = now_s();
+            if (now_s() - teardown_since > 10.0) {
+                fprintf(stderr,
+                        "zlink_bench_%s: teardown (zmq_close/zmq_ctx_term) "
+                        "hung for 10 s\n",
+                        LIB_NAME);
+                _exit(3);
+            }
+            continue;
+        }
+        long p = atomic_load_explicit(&c->progress, memory_order_relaxed);
+        if (p != last) {
+            last = p;
+            since = now_s();
+        } else if ((now_s() - since) * 1000.0 > (double)c->cfg->stall_ms) {
+            char status[96];
+            int se = atomic_load(&c->send_errno);
+            if (se)
+                snprintf(status, sizeof status, "FAILED:send_errno_%d", se);
+            else if (!atomic_load(&c->ready))
+                snprintf(status, sizeof status, "FAILED:no_connection");
+            else
+                snprintf(status, sizeof status, "FAILED:stalled");
+            print_result(c, status, atomic_load(&c->received), 0, 0, 0, 0);
+            fprintf(stderr,
+                    "zlink_bench_%s: no progress for %ld ms, giving up\n",
+                    LIB_NAME, c->cfg->stall_ms);
+            _exit(1);
+        }
+    }
+}
+
+/* ---- sockets ------------------------------------------------------------- */
+
+static void append_option(struct cell *c, const char *fmt, ...)
+{
+    size_t used = strlen(c->options);
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(c->options + used, sizeof c->options - used, fmt, ap);
+    va_end(ap);
+}
+
+static void set_int(void *socket, int option, int value)
+{
+    if (zmq_setsockopt(socket, option, &value, sizeof value) != 0)
+        die("zmq_setsockopt(%d): %s", option, zmq_strerror(zmq_errno()));
+}
+
+static void set_bytes(void *socket, int option, const char *value)
+{
+    if (zmq_setsockopt(socket, option, value, strlen(value)) != 0)
+        die("zmq_setsockopt(%d): %s", option, zmq_strerror(zmq_errno()));
+}
+
+/* Creates a socket, or reports the cell UNSUPPORTED when this library does
+ * not have the socket type yet. */
+static void *open_socket(struct cell *c, int type, int hwm)
+{
+    void *s = zmq_socket(c->ctx, type);
+    if (!s) {
+        char status[64];
+        snprintf(status, sizeof status, "UNSUPPORTED:socket_type_%d", type);
+        print_result(c, status, 0, 0, 0, 0, 0);
+        fprintf(stderr, "zlink_bench_%s: zmq_socket(%d): %s\n", LIB_NAME, type,
+                zmq_strerror(zmq_errno()));
+        exit(0);
+    }
+    set_int(s, ZMQ_LINGER, 0);
+    set_int(s, ZMQ_SNDHWM, hwm);
+    set_int(s, ZMQ_RCVHWM, hwm);
+    return s;
+}
+
+static void make_endpoint(struct cell *c)
+{
+    static int seq;
+    switch (c->cfg->transport) {
+    case TR_TCP:
+        snprintf(c->endpoint, sizeof c->endpoint, "tcp://127.0.0.1:*");
+        break;
+    case TR_IPC:
+        snprintf(c->endpoint, sizeof c->endpoint,
+                 "ipc:///tmp/zlink_bench_%ld_%d.ipc", (long)getpid(), seq++);
+        break;
+    default:
+        snprintf(c->endpoint, sizeof c->endpoint, "inproc://bench_%d", seq++);
+        break;
+    }
+}
+
+/* Opens and wires the cell's two sockets. The bound side binds first; a tcp
+ * wildcard port is replaced by the one the system chose. */
+static void setup_cell(struct cell *c)
+{
+    const struct config *cfg = c->cfg;
+    int sender_type, receiver_type;
+    switch (cfg->pattern) {
+    case PAT_PAIR:
+        sender_type = receiver_type = ZMQ_PAIR;
+        break;
+    case PAT_PUBSUB:
+        sender_type = ZMQ_PUB;
+        receiver_type = ZMQ_SUB;
+        break;
+    case PAT_DEALER_DEALER:
+        sender_type = receiver_type = ZMQ_DEALER;
+        break;
+    case PAT_DEALER_ROUTER:
+        sender_type = ZMQ_DEALER;
+        receiver_type = ZMQ_ROUTER;
+        break;
+    default:
+        sender_type = receiver_type = ZMQ_ROUTER;
+        break;
+    }
+    c->sender_is_router = sender_type == ZMQ_ROUTER;
+    c->receiver_is_router = receiver_type == ZMQ_ROUTER;
+    c->poll_before_recv = cfg->pattern == PAT_ROUTER_ROUTER_POLL;
+    int hwm = cfg->pattern == PAT_PUBSUB ? PUBSUB_HWM : DEFAULT_HWM;
+
+    c->ctx = zmq_ctx_new();
+    if (!c->ctx)
+        die("zmq_ctx_new: %s", zmq_strerror(zmq_errno()));
+    if (zmq_ctx_set(c->ctx, ZMQ_IO_THREADS, cfg->io_threads) != 0)
+        die("zmq_ctx_set(IO_THREADS): %s", zmq_strerror(zmq_errno()));
+    snprintf(c->options, sizeof c->options,
+             "io_threads=%d;sndhwm=%d;rcvhwm=%d;linger=0", cfg->io_threads, hwm,
+             hwm);
+
+    c->sender = open_socket(c, sender_type, hwm);
+    c->receiver = open_socket(c, receiver_type, hwm);
+    if (c->sender_is_router) {
+        set_bytes(c->sender, ZMQ_ROUTING_ID, SENDER_ID);
+        /* Without it a ROUTER drops at HWM instead of blocking. */
+        set_int(c->sender, ZMQ_ROUTER_MANDATORY, 1);
+        append_option(c, ";sender_router_mandatory=1;sender_routing_id=%s",
+                      SENDER_ID);
+    }
+    if (c->receiver_is_router) {
+        set_bytes(c->receiver, ZMQ_ROUTING_ID, RECEIVER_ID);
+        append_option(c, ";receiver_routing_id=%s", RECEIVER_ID);
+        if (cfg->latency && !c->sender_is_router) {
+            /* The echoing ROUTER must not drop replies silently either. */
+            set_int(c->receiver, ZMQ_ROUTER_MANDATORY, 1);
+            append_option(c, ";receiver_router_mandatory=1");
+        }
+    }
+    if (receiver_type == ZMQ_SUB) {
+        set_bytes(c->receiver, ZMQ_SUBSCRIBE, "");
+        append_option(c, ";subscribe=all");
+    }
+    if (c->poll_before_recv)
+        append_option(c, ";zmq_poll_before_each_recv");
+
+    /* The publisher binds; otherwise the receiving (or echoing) side
+     * does. */
+    void *binder = receiver_type == ZMQ_SUB ? c->sender : c->receiver;
+    void *connecter = binder == c->sender ? c->receiver : c->sender;
+    make_endpoint(c);
+    if (zmq_bind(binder, c->endpoint) != 0)
+        die("zmq_bind(%s): %s", c->endpoint, zmq_strerror(zmq_errno()));
+    if (cfg->transport == TR_TCP) {
+        size_t len = sizeof c->endpoint;
+        if (zmq_getsockopt(binder, ZMQ_LAST_ENDPOINT, c->endpoint, &len) != 0)
+            die("zmq_getsockopt(LAST_ENDPOINT): %s", zmq_strerror(zmq_errno()));
+    }
+    if (zmq_connect(connecter, c->endpoint) != 0)
+        die("zmq_connect(%s): %s", c->endpoint, zmq_strerror(zmq_errno()));
+}
+
+static void teardown_cell(struct cell *c)
+{
+    atomic_store(&c->phase, 1);
+    zmq_close(c->sender);
+    zmq_close(c->receiver);
+    zmq_ctx_term(c->ctx);
+    if (c->cfg->transport == TR_IPC)
+        unlink(c->endpoint + strlen("ipc://"));
+    atomic_store(&c->phase, 2);
+}
+
+/* ---- messages ------------------------------------------------------------ */
+
+/* Sends one message: the receiver's routing id first when the sender is a
+ * ROUTER, then a body of the cell's size that starts with the marker and
+ * the sequence number. The rest of the body is left as allocated, in both
+ * libraries alike. Returns 0, or -1 with zmq_errno() set. */
+static int send_message(struct cell *c, void *s, char mark, uint32_t seq,
+                        int flags)
+{
+    if (c->sender_is_router && s == c->sender &&
+        zmq_send(s, RECEIVER_ID, 1, flags | ZMQ_SNDMORE) != 1)
+        return -1;
+    zmq_msg_t msg;
+    if (zmq_msg_init_size(&msg, c->cfg->size) != 0)
+        return -1;
+    unsigned char *p = zmq_msg_data(&msg);
+    p[0] = (unsigned char)mark;
+    memcpy(p + 1, &seq, sizeof seq);
+    if (zmq_msg_send(&msg, s, flags) < 0) {
+        int e = zmq_errno();
+        zmq_msg_close(&msg);
+        errno = e;
+        return -1;
+    }
+    return 0;
+}
+
+/* Receives one whole message into body (an initialised zmq_msg_t). When
+ * the socket is a ROUTER the routing id arrives first, into id. Returns 0,
+ * or -1 on an error or a malformed message. */
+static int recv_message(struct cell *c, void *s, zmq_msg_t *id, zmq_msg_t *body)
+{
+    if (c->poll_before_recv) {
+        zmq_pollitem_t item = {s, 0, ZMQ_POLLIN, 0};
+        if (zmq_poll(&item, 1, -1) != 1)
+            return -1;
+    }
+    bool router =
+        s == c->receiver ? c->receiver_is_router : c->sender_is_router;
+    if (router) {
+        if (zmq_msg_recv(id, s, 0) < 0 || !zmq_msg_more(id))
+            return -1;
+    }
+    if (zmq_msg_recv(body, s, 0) < 0)
+        return -1;
+    if (zmq_msg_more(body) || zmq_msg_size(body) != c->cfg->size)
+        return -1;
+    return 0;
+}
+
+static char body_mark(zmq_msg_t *body)
+{
+    return (char)((unsigned char *)zmq_msg_data(body))[0];
+}
+
+static uint32_t body_seq(zmq_msg_t *body)
+{
+    uint32_t seq;
+    memcpy(&seq, (unsigned char *)zmq_msg_data(body) + 1, sizeof seq);
+    return seq;
+}
+
+/* ---- throughput ---------------------------------------------------------- */
+
+static void note_send_error(struct cell *c)
+{
+    int expected = 0;
+    int e = zmq_errno();
+    atomic_compare_exchange_strong(&c->send_errno, &expected, e ? e : -1);
+}
+
+/* The sending thread: warm-up messages until the receiver has one (a
+ * publisher drops them until the subscription arrives), more warm-up, then
+ * the timed messages. */
+static void *throughput_sender(void *arg)
+{
+    struct cell *c = arg;
+    while (!atomic_load(&c->ready)) {
+        if (send_message(c, c->sender, MARK_WARMUP, 0, ZMQ_DONTWAIT) != 0 &&
+            zmq_errno() != EAGAIN && zmq_errno() != EHOSTUNREACH) {
+            note_send_error(c);
+            return NULL;
+        }
+        sleep_ms(1);
+    }
+    for (long i = 0; i < c->cfg->warmup; i++)
+        if (send_message(c, c->sender, MARK_WARMUP, 0, 0) != 0) {
+            note_send_error(c);
+            return NULL;
+        }
+    for (long i = 0; i < c->cfg->count; i++)
+        if (send_message(c, c->sender, MARK_DATA, (uint32_t)i, 0) != 0) {
+            note_send_error(c);
+            return NULL;
+        }
+    return NULL;
+}
+
+static int run_throughput(struct cell *c)
+{
+    const struct config *cfg = c->cfg;
+    pthread_t sender;
+    if (pthread_create(&sender, NULL, throughput_sender, c) != 0)
+        die("pthread_create failed");
+
+    zmq_msg_t id, body;
+    zmq_msg_init(&id);
+    zmq_msg_init(&body);
+    const char *status = "OK";
+    long received = 0, seen = 0;
+    double first = 0, last = 0;
+    while (received < cfg->count) {
+        if (recv_message(c, c->receiver, &id, &body) != 0) {
+            status = "FAILED:recv";
+            break;
+        }
+        atomic_store_explicit(&c->progress, ++seen, memory_order_relaxed);
+        char mark = body_mark(&body);
+        if (mark == MARK_WARMUP) {
+            if (!atomic_load_explicit(&c->ready, memory_order_relaxed))
+                atomic_store(&c->ready, 1);
+            continue;
+        }
+        if (mark != MARK_DATA || body_seq(&body) != (uint32_t)received) {
+            /* Lost, reordered or foreign: the count would be a lie. */
+            status = "FAILED:sequence";
+            break;
+        }
+        if (received == 0) {
+            first = now_s();
+            if (syscount_mark)
+                syscount_mark(0);
+        }
+        received++;
+        atomic_store_explicit(&c->received, received, memory_order_relaxed);
+    }
+    if (received == cfg->count) {
+        last = now_s();
+        if (syscount_mark)
+            syscount_mark(1);
+    }
+    zmq_msg_close(&id);
+    zmq_msg_close(&body);
+
+    if (strcmp(status, "OK") != 0) {
+        print_result(c, status, received, 0, 0, 0, 0);
+        _exit(1);
+    }
+    pthread_join(sender, NULL);
+    if (atomic_load(&c->send_errno)) {
+        print_result(c, "FAILED:send", received, 0, 0, 0, 0);
+        _exit(1);
+    }
+    print_result(c, "OK", received, last - first, 0, 0, 0);
+    print_syscounts(c);
+    return 0;
+}
+
+/* ---- latency ------------------------------------------------------------- */
+
+/* The echoing side: every message goes straight back where it came from. */
+static void *latency_echo(void *arg)
+{
+    struct cell *c = arg;
+    zmq_msg_t id, body;
+    zmq_msg_init(&id);
+    zmq_msg_init(&body);
+    long total = c->cfg->warmup + c->cfg->count;
+    for (long i = 0; i < total; i++) {
+        if (recv_message(c, c->receiver, &id, &body) != 0)
+            break;
+        if (c->receiver_is_router &&
+            zmq_msg_send(&id, c->receiver, ZMQ_SNDMORE) < 0)
+            break;
+        if (zmq_msg_send(&body, c->receiver, 0) < 0)
+            break;
+    }
+    zmq_msg_close(&id);
+    zmq_msg_close(&body);
+    return NULL;
+}
+
+static int compare_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static int run_latency(struct cell *c)
+{
+    const struct config *cfg = c->cfg;
+    pthread_t echo;
+    if (pthread_create(&echo, NULL, latency_echo, c) != 0)
+        die("pthread_create failed");
+    double *rtt = malloc((size_t)cfg->count * sizeof *rtt);
+    if (!rtt)
+        die("out of memory");
+
+    /* A ROUTER client must wait for the echo side's routing id to be
+     * known before its first request can go out. */
+    if (c->sender_is_router) {
+        while (send_message(c, c->sender, MARK_WARMUP, 0, ZMQ_DONTWAIT) != 0) {
+            if (zmq_errno() != EHOSTUNREACH && zmq_errno() != EAGAIN)
+                die("send: %s", zmq_strerror(zmq_errno()));
+            sleep_ms(1);
+        }
+    } else if (send_message(c, c->sender, MARK_WARMUP, 0, 0) != 0) {
+        die("send: %s", zmq_strerror(zmq_errno()));
+    }
+    atomic_store(&c->ready, 1);
+
+    zmq_msg_t id, body;
+    zmq_msg_init(&id);
+    zmq_msg_init(&body);
+    const char *status = "OK";
+    long done = 0;
+    double started = 0;
+    /* The first request is already out; it is warm-up round trip 0. */
+    for (long i = 0; i < cfg->warmup + cfg->count; i++) {
+        double t0 = now_s();
+        if (i > 0) {
+            char mark = i < cfg->warmup ? MARK_WARMUP : MARK_DATA;
+            if (send_message(c, c->sender, mark, (uint32_t)i, 0) != 0) {
+                status = "FAILED:send";
+                break;
+            }
+        }
+        if (recv_message(c, c->sender, &id, &body) != 0) {
+            status = "FAILED:recv";
+            break;
+        }
+        double t1 = now_s();
+        if (i > 0 && body_seq(&body) != (uint32_t)i) {
+            status = "FAILED:sequence";
+            break;
+        }
+        atomic_store_explicit(&c->progress, i + 1, memory_order_relaxed);
+        if (i == cfg->warmup) {
+            started = t0;
+            if (syscount_mark)
+                syscount_mark(0);
+        }
+        if (i >= cfg->warmup) {
+            rtt[done++] = t1 - t0;
+            atomic_store_explicit(&c->received, done, memory_order_relaxed);
+        }
+    }
+    double finished = now_s();
+    if (syscount_mark && done == cfg->count)
+        syscount_mark(1);
+    zmq_msg_close(&id);
+    zmq_msg_close(&body);
+    if (strcmp(status, "OK") != 0 || done != cfg->count) {
+        print_result(c, status, done, 0, 0, 0, 0);
+        _exit(1);
+    }
+    pthread_join(echo, NULL);
+
+    double sum = 0;
+    for (long i = 0; i < done; i++)
+        sum += rtt[i];
+    qsort(rtt, (size_t)done, sizeof *rtt, compare_double);
+    /* One-way = round trip / 2, in microseconds. */
+    double p50 = rtt[(done - 1) / 2] / 2 * 1e6;
+    double p99 = rtt[(long)((double)(done - 1) * 0.99)] / 2 * 1e6;
+    double mean = sum / (double)done / 2 * 1e6;
+    free(rtt);
+    print_result(c, "OK", done, finished - started, p50, p99, mean);
+    print_syscounts(c);
+    return 0;
+}
+
+/* ---- idle memory --------------------------------------------------------- */
+
+/* VmRSS of this process in KiB, or -1. */
+static long vm_rss_kib(void)
+{
+    FILE *f = fopen("/proc/self/status", "r");
+    if (!f)
+        return -1;
+    char line[256];
+    long kib = -1;
+    while (fgets(line, sizeof line, f))
+        if (sscanf(line, "VmRSS: %ld kB", &kib) == 1)
+            break;
+    fclose(f);
+    return kib;
+}
+
+/* Raises RLIMIT_NOFILE to at least want (root may raise the hard limit
+ * too). Returns the limit in force. */
+static long raise_nofile(long want)
+{
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) != 0)
+        return 1024;
+    if ((long)rl.rlim_cur >= want)
+        return (long)rl.rlim_cur;
+    struct rlimit next = rl;
+    next.rlim_cur = (rlim_t)want;
+    if ((long)next.rlim_max < want)
+        next.rlim_max = (rlim_t)want;
+    if (setrlimit(RLIMIT_NOFILE, &next) == 0)
+        return want;
+    next = rl;
+    next.rlim_cur = rl.rlim_max;
+    if (setrlimit(RLIMIT_NOFILE, &next) == 0)
+        return (long)rl.rlim_max;
+    return (long)rl.rlim_cur;
+}
+
+static void write_all(int fd, const char *s)
+{
+    size_t n = strlen(s);
+    while (n > 0) {
+        ssize_t w = write(fd, s, n);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            die("pipe write failed");
+        s += w;
+        n -= (size_t)w;
+    }
+}
+
+/* Reads one newline-terminated line from a pipe. */
+static bool read_line(int fd, char *buf, size_t cap)
+{
+    size_t n = 0;
+    while (n + 1 < cap) {
+        ssize_t r = read(fd, buf + n, 1);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            return false;
+        if (buf[n] == '\n')
+            break;
+        n++;
+    }
+    buf[n] = '\0';
+    return true;
+}
+
+static void *idle_ctx(long sockets)
+{
+    void *ctx = zmq_ctx_new();
+    if (!ctx)
+        die("zmq_ctx_new: %s", zmq_strerror(zmq_errno()));
+    if (zmq_ctx_set(ctx, ZMQ_MAX_SOCKETS, (int)sockets + 16) != 0)
+        die("zmq_ctx_set(MAX_SOCKETS): %s", zmq_strerror(zmq_errno()));
+    return ctx;
+}
+
+/* Open file descriptors of this process. */
+static long count_fds(void)
+{
+    DIR *d = opendir("/proc/self/fd");
+    if (!d)
+        return -1;
+    long n = 0;
+    while (readdir(d))
+        n++;
+    closedir(d);
+    return n - 3; /* ".", ".." and the directory's own fd */
+}
+
+/* A client process: n DEALERs, each connects, says hello, and waits for
+ * the server's answer, so that every connection has finished its
+ * handshake and carried one message each way. */
+static void idle_client(long n, int from_parent, int to_parent)
+{
+    char endpoint[256];
+    if (!read_line(from_parent, endpoint, sizeof endpoint))
+        _exit(2);
+    void *ctx = idle_ctx(n);
+    long before = vm_rss_kib();
+    long fds_before = count_fds();
+    void **dealers = calloc((size_t)n, sizeof *dealers);
+    if (!dealers)
+        die("out of memory");
+    char buf[8];
+    for (long i = 0; i < n; i++) {
+        dealers[i] = zmq_socket(ctx, ZMQ_DEALER);
+        if (!dealers[i])
+            die("client: zmq_socket #%ld: %s", i, zmq_strerror(zmq_errno()));
+        set_int(dealers[i], ZMQ_LINGER, 0);
+        set_int(dealers[i], ZMQ_RCVTIMEO, 120000);
+        if (zmq_connect(dealers[i], endpoint) != 0)
+            die("client: zmq_connect #%ld: %s", i, zmq_strerror(zmq_errno()));
+        if (zmq_send(dealers[i], "h", 1, 0) != 1)
+            die("client: zmq_send #%ld: %s", i, zmq_strerror(zmq_errno()));
+    }
+    for (long i = 0; i < n; i++)
+        if (zmq_recv(dealers[i], buf, sizeof buf, 0) != 1)
+            die("client: no answer on dealer #%ld: %s", i,
+                zmq_strerror(zmq_errno()));
+    sleep_ms(300);
+    long after = vm_rss_kib();
+    char line[128];
+    snprintf(line, sizeof line, "%ld %ld %ld\n", before, after,
+             count_fds() - fds_before);
+    write_all(to_parent, line);
+    /* Hold every connection open until the server has measured too. */
+    read_line(from_parent, line, sizeof line);
+    for (long i = 0; i < n; i++)
+        zmq_close(dealers[i]);
+    zmq_ctx_term(ctx);
+    _exit(0);
+}
+
+#define MAX_CLIENT_PROCS 64
+
+/* Idle memory: one ROUTER process and the DEALERs in one or more client
+ * processes (as many as RLIMIT_NOFILE requires), all over tcp loopback.
+ * RSS is measured before the sockets exist and after every connection has
+ * carried one message each way; the difference is divided by the number
+ * of connections, separately for the server and the clients. */
+static int run_idle_memory(struct config *cfg)
+{
+    long n = cfg->conns;
+    /* Allow up to 3 fds per DEALER (socket, mailbox, spare). */
+    long limit = raise_nofile(3 * n + 512);
+    long per_proc = (limit - 512) / 3;
+    if (per_proc < 1)
+        die("RLIMIT_NOFILE %ld is too low", limit);
+    const char *scaled = "";
+    if (n + 512 > limit) {
+        /* The ROUTER's process holds one fd per connection. */
+        fprintf(stderr,
+                "zlink_bench_%s: RLIMIT_NOFILE is %ld and cannot be raised: "
+                "measuring %ld connections instead of %ld\n",
+                LIB_NAME, limit, limit - 512, n);
+        n = limit - 512;
+        scaled = ";conns_scaled_down_by_RLIMIT_NOFILE";
+    }
+    int procs = (int)((n + per_proc - 1) / per_proc);
+    if (procs > MAX_CLIENT_PROCS)
+        die("too many client processes needed");
+    int down[MAX_CLIENT_PROCS][2], up[MAX_CLIENT_PROCS][2];
+    pid_t pids[MAX_CLIENT_PROCS];
+    long shares[MAX_CLIENT_PROCS];
+    /* Fork before this process has a context or threads. */
+    for (int k = 0; k < procs; k++) {
+        shares[k] = n / procs + (k < n % procs ? 1 : 0);
+        if (pipe(down[k]) != 0 || pipe(up[k]) != 0)
+            die("pipe failed");
+        pids[k] = fork();
+        if (pids[k] < 0)
+            die("fork failed");
+        if (pids[k] == 0) {
+            for (int j = 0; j < k; j++) {
+                close(down[j][1]);
+                close(up[j][0]);
+            }
+            close(down[k][1]);
+            close(up[k][0]);
+            idle_client(shares[k], down[k][0], up[k][1]);
+        }
+        close(down[k][0]);
+        close(up[k][1]);
+    }
+
+    void *ctx = idle_ctx(1);
+    void *router = zmq_socket(ctx, ZMQ_ROUTER);
+    if (!router)
+        die("zmq_socket(ROUTER): %s", zmq_strerror(zmq_errno()));
+    set_int(router, ZMQ_LINGER, 0);
+    set_int(router, ZMQ_RCVTIMEO, 120000);
+    set_int(router, ZMQ_BACKLOG, 4096);
+    if (zmq_bind(router, "tcp://127.0.0.1:*") != 0)
+        die("zmq_bind: %s", zmq_strerror(zmq_errno()));
+    char endpoint[256];
+    size_t len = sizeof endpoint;
+    if (zmq_getsockopt(router, ZMQ_LAST_ENDPOINT, endpoint, &len) != 0)
+        die("zmq_getsockopt(LAST_ENDPOINT): %s", zmq_strerror(zmq_errno()));
+    long before = vm_rss_kib();
+    long fds_before = count_fds();
+    char line[300];
+    snprintf(line, sizeof line, "%s\n", endpoint);
+    for (int k = 0; k < procs; k++)
+        write_all(down[k][1], line);
+
+    double t0 = now_s();
+    const char *status = "OK";
+    long answered = 0;
+    zmq_msg_t id, body;
+    zmq_msg_init(&id);
+    zmq_msg_init(&body);
+    for (; answered < n; answered++) {
+        if (zmq_msg_recv(&id, router, 0) < 0 ||
+            zmq_msg_recv(&body, router, 0) < 0) {
+            status = "FAILED:server_recv";
+            break;
+        }
+        if (zmq_msg_send(&id, router, ZMQ_SNDMORE) < 0 ||
+            zmq_send(router, "r", 1, 0) != 1) {
+            status = "FAILED:server_send";
+            break;
+        }
+    }
+    zmq_msg_close(&id);
+    zmq_msg_close(&body);
+    long client_delta = 0, client_fds = 0;
+    long client_before = 0, client_after = 0;
+    for (int k = 0; k < procs && strcmp(status, "OK") == 0; k++) {
+        long b, a, f;
+        if (!read_line(up[k][0], line, sizeof line) ||
+            sscanf(line, "%ld %ld %ld", &b, &a, &f) != 3) {
+            status = "FAILED:client";
+            break;
+        }
+        client_before += b;
+        client_after += a;
+        client_delta += a - b;
+        client_fds += f;
+    }
+    double setup_s = now_s() - t0;
+    sleep_ms(300);
+    long after = vm_rss_kib();
+    long server_fds = count_fds() - fds_before;
+    for (int k = 0; k < procs; k++)
+        write_all(down[k][1], "done\n");
+
+    double server_per = (double)(after - before) / (double)n;
+    double client_per = (double)client_delta / (double)n;
+    if (cfg->csv) {
+        printf("lib,kind,conns,status,server_kib_per_conn,"
+               "client_kib_per_conn,server_fds_per_conn,"
+               "client_fds_per_conn,server_rss_before_kib,"
+               "server_rss_after_kib,client_rss_before_kib,"
+               "client_rss_after_kib,client_procs,setup_s,options\n");
+        printf("%s,idle,%ld,%s,%.2f,%.2f,%.2f,%.2f,%ld,%ld,%ld,%ld,%d,%.2f,"
+               "tcp;one_message_each_way;linger=0;backlog=4096%s\n",
+               LIB_NAME, n, status, server_per, client_per,
+               (double)server_fds / (double)n, (double)client_fds / (double)n,
+               before, after, client_before, client_after, procs, setup_s,
+               scaled);
+    } else {
+        printf("%s %s idle memory, %ld DEALERs (%d client process%s) -> 1 "
+               "ROUTER over tcp: %s\n"
+               "  server %.2f KiB/conn (VmRSS %ld -> %ld KiB, %.2f fds/conn)"
+               "\n  client %.2f KiB/conn (VmRSS sum %ld -> %ld KiB, %.2f "
+               "fds/conn), setup %.2f s\n",
+               LIB_NAME, lib_version(), n, procs, procs == 1 ? "" : "es",
+               status, server_per, before, after,
+               (double)server_fds / (double)n, client_per, client_before,
+               client_after, (double)client_fds / (double)n, setup_s);
+    }
+    fflush(stdout);
+    for (int k = 0; k < procs; k++) {
+        int wstatus = 0;
+        waitpid(pids[k], &wstatus, 0);
+    }
+    zmq_close(router);
+    zmq_ctx_term(ctx);
+    return strcmp(status, "OK") == 0 ? 0 : 1;
+}
+
+int main(int argc, char **argv)
+{
+    struct config cfg;
+    parse_args(argc, argv, &cfg);
+    if (cfg.header && cfg.pattern == PAT_COUNT && !cfg.idle_memory) {
+        print_header();
+        return 0;
+    }
+    signal(SIGPIPE, SIG_IGN);
+    if (cfg.idle_memory)
+        return run_idle_memory(&cfg);
+    if (cfg.header)
+        print_header();
+
+    static struct cell c;
+    c.cfg = &cfg;
+    setup_cell(&c);
+    pthread_t watchdog;
+    if (pthread_create(&watchdog, NULL, watchdog_main, &c) != 0)
+        die("pthread_create failed");
+    int rc = cfg.latency ? run_latency(&c) : run_throughput(&c);
+    teardown_cell(&c);
+    pthread_join(watchdog, NULL);
+    return rc;
+}

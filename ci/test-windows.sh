@@ -1,0 +1,140 @@
+#!/usr/bin/env bash
+# test-windows.sh — the Windows stage: cross-builds zlink (IOCP backend) with
+# mingw-w64 and runs its ctest suites under Wine.
+#
+#   ci/test-windows.sh                    build everything, run every test
+#   ci/test-windows.sh test_backend ...   build and run only these tests
+#
+#   ZLINK_WIN_BUILD_DIR   build tree, Wine prefix inside it
+#                         (default: $ZLINK_BUILD_ROOT/windows, as ci/test.sh
+#                         names its stages; ZLINK_BUILD_ROOT defaults to
+#                         <repo>/build)
+#   ZLINK_DEPS_DIR        cross-built libuv and Check, see ci/windows-deps.sh
+#                         (default: $HOME/.cache/zlink-win-deps)
+#
+# Needs root for apt-get (CI runs as root on a clean Debian 12).
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+BUILD_ROOT=${ZLINK_BUILD_ROOT:-build}
+[[ $BUILD_ROOT == /* ]] || BUILD_ROOT=$ROOT/$BUILD_ROOT
+BUILD=${ZLINK_WIN_BUILD_DIR:-$BUILD_ROOT/windows}
+export ZLINK_DEPS_DIR=${ZLINK_DEPS_DIR:-$HOME/.cache/zlink-win-deps}
+JOBS=$(nproc 2>/dev/null || echo 2)
+TARGETS=("$@")
+
+log() { printf '[test-windows] %s\n' "$*" >&2; }
+
+STEP_START=0
+step() {
+    STEP_START=$(date +%s)
+    log "$*"
+}
+step_done() { log "  took $(($(date +%s) - STEP_START)) s"; }
+
+apt_install() {
+    local missing=()
+    for pkg in "$@"; do
+        dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null |
+            grep -q 'install ok installed' || missing+=("$pkg")
+    done
+    [ ${#missing[@]} -eq 0 ] && return 0
+    log "installing ${missing[*]}"
+    apt-get update -qq
+    export ZLINK_APT_UPDATED=1
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+        --no-install-recommends "${missing[@]}" >/dev/null
+}
+
+# Wine paths: the Z: drive maps the Unix root.
+wine_path() { printf 'Z:%s' "${1//\//\\}"; }
+
+stop_wine() {
+    if [ -n "${WINEPREFIX:-}" ] && [ -d "$WINEPREFIX" ]; then
+        wineserver -k >/dev/null 2>&1 || true
+    fi
+}
+
+start_wine() {
+    export WINEPREFIX=$BUILD/wineprefix
+    export WINEDEBUG=-all
+    # No Mono or Gecko: the tests need neither, and installing them prompts.
+    export WINEDLLOVERRIDES="mscoree,mshtml="
+    mkdir -p "$WINEPREFIX"
+    trap stop_wine EXIT
+    # A persistent wineserver and a booted prefix make each test start in
+    # milliseconds instead of seconds. Their stdio goes to /dev/null: the
+    # services wineboot leaves running would otherwise hold ctest's output
+    # pipes open.
+    wineserver -p </dev/null >/dev/null 2>&1 || true
+    # wineboot exits non-zero for the missing 32-bit half (wine32); the
+    # 64-bit prefix it needs is complete all the same.
+    wine wineboot -i </dev/null >"$BUILD/wineboot.log" 2>&1 || true
+    # (The registry files appear only when wineserver flushes them.)
+    [ -d "$WINEPREFIX/drive_c/windows/system32" ] ||
+        { cat "$BUILD/wineboot.log" >&2; log "wineboot failed"; exit 1; }
+}
+
+main() {
+    local total_start
+    total_start=$(date +%s)
+
+    step "installing the toolchain and Wine"
+    apt_install mingw-w64 cmake ninja-build wine wine64
+    step_done
+
+    step "cross-building dependencies into $ZLINK_DEPS_DIR"
+    bash "$ROOT/ci/windows-deps.sh"
+    step_done
+
+    step "configuring $BUILD"
+    mkdir -p "$BUILD"
+    cmake -S "$ROOT" -B "$BUILD" -G Ninja \
+        -DCMAKE_TOOLCHAIN_FILE="$ROOT/cmake/mingw-w64-x86_64.cmake" \
+        -DZLINK_DEPS_DIR="$ZLINK_DEPS_DIR" \
+        -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+        -DCMAKE_CROSSCOMPILING_EMULATOR=wine \
+        -DZLINK_BUILD_TESTS=ON >"$BUILD/configure.log" 2>&1 ||
+        { cat "$BUILD/configure.log" >&2; exit 1; }
+    step_done
+
+    step "building ${TARGETS[*]:-everything}"
+    local target_args=()
+    for t in "${TARGETS[@]}"; do target_args+=(--target "$t"); done
+    cmake --build "$BUILD" -j "$JOBS" "${target_args[@]}"
+    step_done
+
+    step "starting Wine (prefix $BUILD/wineprefix)"
+    start_wine
+    step_done
+
+    step "running ctest under Wine"
+    # The DLLs the tests load stay where they are: libuv and Check in the
+    # deps cache, the mingw runtime (libgcc_s, winpthread for Check) in the
+    # toolchain, libzlink.dll (for the examples) in the build tree. WINEPATH
+    # is Wine's PATH for finding them.
+    local dll_dirs=("$ZLINK_DEPS_DIR/bin" "$BUILD")
+    for dll in libgcc_s_seh-1.dll libwinpthread-1.dll; do
+        dll_dirs+=("$(dirname "$(realpath -m \
+            "$(x86_64-w64-mingw32-gcc -print-file-name=$dll)")")")
+    done
+    export WINEPATH=
+    for dir in "${dll_dirs[@]}"; do
+        WINEPATH+="${WINEPATH:+;}$(wine_path "$dir")"
+    done
+    export ZLINK_UNDER_WINE=1
+    local filter=()
+    if [ ${#TARGETS[@]} -gt 0 ]; then
+        local regex
+        regex=$(IFS='|'; echo "${TARGETS[*]}")
+        filter=(-R "^(${regex})\$")
+    fi
+    local rc=0
+    ctest --test-dir "$BUILD" --output-on-failure --no-tests=error \
+        -j "$JOBS" "${filter[@]}" || rc=$?
+    step_done
+    log "Windows stage finished in $(($(date +%s) - total_start)) s"
+    return $rc
+}
+
+main "$@"

@@ -1,0 +1,499 @@
+/* test_poll.c — zlink_poll over zlink sockets and raw OS sockets (POLLIN,
+ * POLLOUT, bounded timeouts, wakeups from I/O threads and from other
+ * application threads, ETERM), and the ZLINK_FD / ZLINK_EVENTS pair.
+ * Uses threads.
+ *
+ * ZLINK_FD semantics, as observed here (libzmq's, edge-triggered):
+ *  - The FD is readable when the socket has commands it has not taken in
+ *    yet: a message arrived on a pipe the socket had found empty, room came
+ *    back on a full pipe, a peer attached or went away. It stays readable
+ *    until the application calls into the socket (ZLINK_EVENTS, send, recv,
+ *    zlink_poll), which takes the commands in and clears it.
+ *  - So after zlink_recv returned EAGAIN, the next message to arrive makes
+ *    the FD readable, and ZLINK_EVENTS then reports ZLINK_POLLIN.
+ *  - Readable does not mean a message is there (it may be room to send, or
+ *    a new peer): read ZLINK_EVENTS. Not readable does not mean nothing is
+ *    queued: messages that arrive while others are still unread do not
+ *    signal again. After the FD fires, receive while ZLINK_EVENTS has
+ *    ZLINK_POLLIN, and only then wait on the FD again.
+ *  - Reading ZLINK_EVENTS clears the FD even when it reports POLLIN. */
+#include <stdatomic.h>
+
+#ifndef _WIN32
+#include <sys/socket.h>
+#include <unistd.h>
+#endif
+
+#include "socket_testutil.h"
+
+typedef struct poll_pair {
+    void *ctx, *a, *b;
+    char ep[300];
+} poll_pair;
+
+/* hwm 0: the defaults. Otherwise small HWMs and kernel buffers, so that
+ * filling the connection takes few messages. */
+static bool pair_open_hwm(poll_pair *p, int transport, int hwm)
+{
+    p->ctx = zt_ctx();
+    p->a = zt_socket(p->ctx, ZLINK_PAIR);
+    p->b = zt_socket(p->ctx, ZLINK_PAIR);
+    if (hwm > 0) {
+        zt_set_int(p->a, ZLINK_SNDHWM, hwm);
+        zt_set_int(p->b, ZLINK_RCVHWM, hwm);
+        zt_set_int(p->a, ZLINK_SNDBUF, 65536);
+        zt_set_int(p->b, ZLINK_RCVBUF, 65536);
+    }
+    if (zt_join(p->a, p->b, transport, p->ep, sizeof p->ep)) {
+        /* Both ends attached. */
+        zt_send_str(p->b, "hello", 0);
+        zt_recv_str(p->a, "hello");
+        return true;
+    }
+    zt_close(p->a);
+    zt_close(p->b);
+    zt_term(p->ctx);
+    return false;
+}
+
+static bool pair_open(poll_pair *p, int transport)
+{
+    return pair_open_hwm(p, transport, 0);
+}
+
+static void pair_close(poll_pair *p)
+{
+    zt_close(p->a);
+    zt_close(p->b);
+    zt_term(p->ctx);
+}
+
+START_TEST(poll_times_out)
+{
+    poll_pair p;
+    ck_assert(pair_open(&p, ZT_INPROC));
+    zlink_pollitem_t item = {p.a, 0, ZLINK_POLLIN, 0};
+    uint64_t start = zl_test_now_ms();
+    ck_assert_int_eq(zlink_poll(&item, 1, 100), 0);
+    uint64_t took = zl_test_now_ms() - start;
+    ck_assert_int_eq(item.revents, 0);
+    ck_assert_uint_ge(took, 90);
+    ck_assert_uint_lt(took, ZT_TIMEOUT_MS);
+    start = zl_test_now_ms();
+    ck_assert_int_eq(zlink_poll(&item, 1, 0), 0);
+    ck_assert_uint_lt(zl_test_now_ms() - start, 90);
+    /* No items: a plain sleep. */
+    start = zl_test_now_ms();
+    ck_assert_int_eq(zlink_poll(NULL, 0, 50), 0);
+    ck_assert_uint_ge(zl_test_now_ms() - start, 40);
+    pair_close(&p);
+}
+END_TEST
+
+/* A message sent by the peer wakes a poll sleeping on the receiver (over
+ * tcp/ipc it arrives through the I/O thread after the send returned). */
+START_TEST(poll_pollin)
+{
+    poll_pair p;
+    if (!pair_open(&p, _i))
+        return;
+    zlink_pollitem_t item = {p.a, 0, ZLINK_POLLIN, 0};
+    ck_assert_int_eq(zlink_poll(&item, 1, 0), 0);
+    zt_send_str(p.b, "wake", 0);
+    ck_assert_int_eq(zlink_poll(&item, 1, ZT_TIMEOUT_MS), 1);
+    ck_assert_int_eq(item.revents, ZLINK_POLLIN);
+    /* Still readable until received. */
+    ck_assert_int_eq(zlink_poll(&item, 1, 0), 1);
+    zt_recv_str(p.a, "wake");
+    ck_assert_int_eq(zlink_poll(&item, 1, 0), 0);
+    ck_assert_int_eq(item.revents, 0);
+    pair_close(&p);
+}
+END_TEST
+
+START_TEST(poll_pollout)
+{
+    poll_pair p;
+    if (!pair_open_hwm(&p, _i, 100))
+        return;
+    zlink_pollitem_t item = {p.a, 0, ZLINK_POLLIN | ZLINK_POLLOUT, 0};
+    ck_assert_int_eq(zlink_poll(&item, 1, ZT_TIMEOUT_MS), 1);
+    ck_assert_int_eq(item.revents, ZLINK_POLLOUT);
+    zt_send_str(p.b, "in", 0);
+    uint64_t deadline = zl_test_now_ms() + ZT_TIMEOUT_MS;
+    do {
+        ck_assert_int_eq(zlink_poll(&item, 1, ZT_TIMEOUT_MS), 1);
+        ck_assert(zl_test_now_ms() < deadline);
+    } while (item.revents != (ZLINK_POLLIN | ZLINK_POLLOUT));
+    zt_recv_str(p.a, "in");
+    /* Full at the HWM: POLLOUT goes, and comes back once the peer reads. */
+    zt_set_int(p.a, ZLINK_SNDTIMEO, 0);
+    int sent = 0;
+    while (zlink_send(p.a, "x", 1, ZLINK_DONTWAIT) == 1)
+        ck_assert_int_lt(++sent, 1000000);
+    item.events = ZLINK_POLLOUT;
+    if (_i == ZT_INPROC)
+        ck_assert_int_eq(zlink_poll(&item, 1, 50), 0);
+    for (int n = 0; n < sent; n++)
+        zt_recv_str(p.b, "x");
+    ck_assert_int_eq(zlink_poll(&item, 1, ZT_TIMEOUT_MS), 1);
+    ck_assert_int_eq(item.revents, ZLINK_POLLOUT);
+    pair_close(&p);
+}
+END_TEST
+
+/* Several sockets: revents is set on exactly the ready ones and the count
+ * says how many. */
+START_TEST(poll_many_sockets)
+{
+    void *ctx = zt_ctx();
+    void *rx[3], *tx[3];
+    zlink_pollitem_t items[3];
+    for (int i = 0; i < 3; i++) {
+        rx[i] = zt_socket(ctx, ZLINK_PAIR);
+        tx[i] = zt_socket(ctx, ZLINK_PAIR);
+        char ep[300];
+        ck_assert(
+            zt_join(rx[i], tx[i], i == 1 ? ZT_TCP4 : ZT_INPROC, ep, sizeof ep));
+        items[i] = (zlink_pollitem_t){rx[i], 0, ZLINK_POLLIN, 0};
+    }
+    ck_assert_int_eq(zlink_poll(items, 3, 50), 0);
+    zt_send_str(tx[1], "one", 0);
+    ck_assert_int_eq(zlink_poll(items, 3, ZT_TIMEOUT_MS), 1);
+    ck_assert_int_eq(items[0].revents, 0);
+    ck_assert_int_eq(items[1].revents, ZLINK_POLLIN);
+    ck_assert_int_eq(items[2].revents, 0);
+    zt_send_str(tx[2], "two", 0);
+    ck_assert_int_eq(zlink_poll(items, 3, ZT_TIMEOUT_MS), 2);
+    ck_assert_int_eq(items[0].revents, 0);
+    ck_assert_int_eq(items[1].revents, ZLINK_POLLIN);
+    ck_assert_int_eq(items[2].revents, ZLINK_POLLIN);
+    zt_recv_str(rx[1], "one");
+    zt_recv_str(rx[2], "two");
+    ck_assert_int_eq(zlink_poll(items, 3, 0), 0);
+    for (int i = 0; i < 3; i++) {
+        zt_close(rx[i]);
+        zt_close(tx[i]);
+    }
+    zt_term(ctx);
+}
+END_TEST
+
+/* More items than fit on zlink_poll's stack. */
+START_TEST(poll_many_items)
+{
+    enum { N = 40 };
+    void *ctx = zt_ctx();
+    void *rx[N], *tx[N];
+    zlink_pollitem_t items[N];
+    for (int i = 0; i < N; i++) {
+        char ep[64];
+        snprintf(ep, sizeof ep, "inproc://many-%d", i);
+        rx[i] = zt_socket(ctx, ZLINK_PAIR);
+        tx[i] = zt_socket(ctx, ZLINK_PAIR);
+        zt_bind(rx[i], ep);
+        zt_connect(tx[i], ep);
+        items[i] = (zlink_pollitem_t){rx[i], 0, ZLINK_POLLIN, 0};
+    }
+    zt_send_str(tx[N - 1], "last", 0);
+    ck_assert_int_eq(zlink_poll(items, N, ZT_TIMEOUT_MS), 1);
+    ck_assert_int_eq(items[N - 1].revents, ZLINK_POLLIN);
+    for (int i = 0; i < N; i++) {
+        zt_close(rx[i]);
+        zt_close(tx[i]);
+    }
+    zt_term(ctx);
+}
+END_TEST
+
+/* ---- other threads ---- */
+
+typedef struct delayed_send {
+    void *socket;
+    int delay_ms;
+} delayed_send;
+
+static void delayed_send_main(void *arg)
+{
+    delayed_send *d = arg;
+    zl_test_sleep_ms(d->delay_ms);
+    zlink_send(d->socket, "late", 4, 0);
+}
+
+/* A poll sleeping in one thread wakes when another thread sends. */
+START_TEST(poll_woken_by_other_thread)
+{
+    poll_pair p;
+    ck_assert(pair_open(&p, _i == 0 ? ZT_INPROC : ZT_TCP4));
+    delayed_send d = {p.b, 50};
+    uv_thread_t thread;
+    ck_assert_int_eq(uv_thread_create(&thread, delayed_send_main, &d), 0);
+    zlink_pollitem_t item = {p.a, 0, ZLINK_POLLIN, 0};
+    uint64_t start = zl_test_now_ms();
+    ck_assert_int_eq(zlink_poll(&item, 1, ZT_TIMEOUT_MS), 1);
+    ck_assert_uint_ge(zl_test_now_ms() - start, 30);
+    ck_assert_int_eq(uv_thread_join(&thread), 0);
+    zt_recv_str(p.a, "late");
+    pair_close(&p);
+}
+END_TEST
+
+typedef struct blocked_poll {
+    void *socket;
+    int rc, err;
+    atomic_bool done;
+} blocked_poll;
+
+static void blocked_poll_main(void *arg)
+{
+    blocked_poll *b = arg;
+    zlink_pollitem_t item = {b->socket, 0, ZLINK_POLLIN, 0};
+    b->rc = zlink_poll(&item, 1, -1);
+    b->err = zlink_errno();
+    atomic_store(&b->done, true);
+}
+
+/* A poll blocked forever returns -1/ETERM when the context shuts down. */
+START_TEST(poll_eterm)
+{
+    void *ctx = zt_ctx();
+    void *s = zt_socket(ctx, ZLINK_PAIR);
+    zt_bind(s, "inproc://poll-eterm");
+    blocked_poll b = {.socket = s};
+    atomic_init(&b.done, false);
+    uv_thread_t thread;
+    ck_assert_int_eq(uv_thread_create(&thread, blocked_poll_main, &b), 0);
+    zl_test_sleep_ms(50);
+    ck_assert(!atomic_load(&b.done));
+    ck_assert_int_eq(zlink_ctx_shutdown(ctx), 0);
+    uint64_t deadline = zl_test_now_ms() + ZT_TIMEOUT_MS;
+    while (!atomic_load(&b.done) && zl_test_now_ms() < deadline)
+        zl_test_sleep_ms(2);
+    ck_assert_msg(atomic_load(&b.done), "poll still blocked");
+    ck_assert_int_eq(uv_thread_join(&thread), 0);
+    ck_assert_int_eq(b.rc, -1);
+    ck_assert_int_eq(b.err, ETERM);
+    zt_close(s);
+    zt_term(ctx);
+}
+END_TEST
+
+START_TEST(poll_errors)
+{
+    void *ctx = zt_ctx();
+    void *s = zt_socket(ctx, ZLINK_PAIR);
+    zlink_pollitem_t item = {s, 0, ZLINK_POLLIN, 0};
+    zt_expect_errno(zlink_poll(&item, -1, 0), EINVAL);
+    zt_expect_errno(zlink_poll(NULL, 1, 0), EINVAL);
+    /* Not a socket. */
+    zlink_pollitem_t bad = {ctx, 0, ZLINK_POLLIN, 0};
+    zt_expect_errno(zlink_poll(&bad, 1, 0), ENOTSOCK);
+    zt_close(s);
+    zt_term(ctx);
+}
+END_TEST
+
+/* ---- raw OS sockets ---- */
+
+#ifndef _WIN32
+START_TEST(poll_raw_socket)
+{
+    int fds[2];
+    ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM, 0, fds), 0);
+    poll_pair p;
+    ck_assert(pair_open(&p, ZT_INPROC));
+    zlink_pollitem_t items[2] = {{NULL, fds[0], ZLINK_POLLIN, 0},
+                                 {p.a, 0, ZLINK_POLLIN, 0}};
+    ck_assert_int_eq(zlink_poll(items, 2, 50), 0);
+    ck_assert_int_eq(write(fds[1], "r", 1), 1);
+    ck_assert_int_eq(zlink_poll(items, 2, ZT_TIMEOUT_MS), 1);
+    ck_assert_int_eq(items[0].revents, ZLINK_POLLIN);
+    ck_assert_int_eq(items[1].revents, 0);
+    zt_send_str(p.b, "z", 0);
+    ck_assert_int_eq(zlink_poll(items, 2, ZT_TIMEOUT_MS), 2);
+    ck_assert_int_eq(items[0].revents, ZLINK_POLLIN);
+    ck_assert_int_eq(items[1].revents, ZLINK_POLLIN);
+    char c;
+    ck_assert_int_eq(read(fds[0], &c, 1), 1);
+    ck_assert_int_eq(zlink_poll(items, 2, 0), 1);
+    ck_assert_int_eq(items[0].revents, 0);
+    /* POLLOUT on a raw socket with room. */
+    zlink_pollitem_t out = {NULL, fds[0], ZLINK_POLLOUT, 0};
+    ck_assert_int_eq(zlink_poll(&out, 1, ZT_TIMEOUT_MS), 1);
+    ck_assert_int_eq(out.revents, ZLINK_POLLOUT);
+    /* The peer's close shows as readable (EOF). */
+    close(fds[1]);
+    zlink_pollitem_t eof = {NULL, fds[0], ZLINK_POLLIN, 0};
+    ck_assert_int_eq(zlink_poll(&eof, 1, ZT_TIMEOUT_MS), 1);
+    ck_assert(eof.revents & ZLINK_POLLIN);
+    close(fds[0]);
+    zt_recv_str(p.a, "z");
+    pair_close(&p);
+}
+END_TEST
+
+typedef struct delayed_write {
+    int fd;
+    int delay_ms;
+} delayed_write;
+
+static void delayed_write_main(void *arg)
+{
+    delayed_write *d = arg;
+    zl_test_sleep_ms(d->delay_ms);
+    ssize_t n = write(d->fd, "w", 1);
+    (void)n;
+}
+
+/* A raw socket becoming readable wakes a poll that also waits on zlink
+ * sockets. */
+START_TEST(poll_raw_socket_wakes)
+{
+    int fds[2];
+    ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM, 0, fds), 0);
+    poll_pair p;
+    ck_assert(pair_open(&p, ZT_TCP4));
+    delayed_write d = {fds[1], 50};
+    uv_thread_t thread;
+    ck_assert_int_eq(uv_thread_create(&thread, delayed_write_main, &d), 0);
+    zlink_pollitem_t items[2] = {{p.a, 0, ZLINK_POLLIN, 0},
+                                 {NULL, fds[0], ZLINK_POLLIN, 0}};
+    ck_assert_int_eq(zlink_poll(items, 2, ZT_TIMEOUT_MS), 1);
+    ck_assert_int_eq(items[0].revents, 0);
+    ck_assert_int_eq(items[1].revents, ZLINK_POLLIN);
+    ck_assert_int_eq(uv_thread_join(&thread), 0);
+    close(fds[0]);
+    close(fds[1]);
+    pair_close(&p);
+}
+END_TEST
+#endif
+
+/* ---- ZLINK_FD and ZLINK_EVENTS ---- */
+
+static zlink_fd_t socket_fd(void *s)
+{
+    zlink_fd_t fd;
+    size_t len = sizeof fd;
+    ck_assert_int_eq(zlink_getsockopt(s, ZLINK_FD, &fd, &len), 0);
+    ck_assert_uint_eq(len, sizeof fd);
+    return fd;
+}
+
+/* The FD polled as a raw OS handle. */
+static bool fd_readable(zlink_fd_t fd, int timeout_ms)
+{
+    zlink_pollitem_t item = {NULL, fd, ZLINK_POLLIN, 0};
+    int rc = zlink_poll(&item, 1, timeout_ms);
+    ck_assert_int_ge(rc, 0);
+    return rc == 1;
+}
+
+START_TEST(fd_signals_arrival_after_eagain)
+{
+    poll_pair p;
+    if (!pair_open(&p, _i))
+        return;
+    zlink_fd_t fd = socket_fd(p.a);
+    /* The same FD every time. */
+    ck_assert(socket_fd(p.a) == fd);
+    char buf[16];
+    zt_expect_errno(zlink_recv(p.a, buf, sizeof buf, ZLINK_DONTWAIT), EAGAIN);
+    ck_assert_int_eq(zt_get_int(p.a, ZLINK_EVENTS) & ZLINK_POLLIN, 0);
+    ck_assert(!fd_readable(fd, 0));
+    zt_send_str(p.b, "one", 0);
+    ck_assert_msg(fd_readable(fd, ZT_TIMEOUT_MS), "FD never became readable");
+    /* Readable until the socket is asked. */
+    ck_assert(fd_readable(fd, 0));
+    ck_assert_int_eq(zt_get_int(p.a, ZLINK_EVENTS),
+                     ZLINK_POLLIN | ZLINK_POLLOUT);
+    ck_assert(!fd_readable(fd, 0));
+    zt_recv_str(p.a, "one");
+    ck_assert_int_eq(zt_get_int(p.a, ZLINK_EVENTS), ZLINK_POLLOUT);
+
+    /* A burst: the FD fires once; receive while EVENTS says POLLIN. */
+    for (int n = 0; n < 5; n++)
+        zt_send_str(p.b, "burst", 0);
+    ck_assert(fd_readable(fd, ZT_TIMEOUT_MS));
+    int got = 0;
+    uint64_t deadline = zl_test_now_ms() + ZT_TIMEOUT_MS;
+    while (got < 5) {
+        ck_assert(zl_test_now_ms() < deadline);
+        if (zt_get_int(p.a, ZLINK_EVENTS) & ZLINK_POLLIN) {
+            zt_recv_str(p.a, "burst");
+            got++;
+        } else {
+            /* The rest is still on its way: wait for the edge. */
+            fd_readable(fd, 100);
+        }
+    }
+    zt_expect_errno(zlink_recv(p.a, buf, sizeof buf, ZLINK_DONTWAIT), EAGAIN);
+    pair_close(&p);
+}
+END_TEST
+
+/* The FD and EVENTS also report room to send coming back. */
+START_TEST(fd_signals_pollout)
+{
+    void *ctx = zt_ctx();
+    void *a = zt_socket(ctx, ZLINK_PAIR);
+    void *b = zt_socket(ctx, ZLINK_PAIR);
+    zt_set_int(a, ZLINK_SNDHWM, 2);
+    zt_set_int(b, ZLINK_RCVHWM, 2);
+    zt_bind(b, "inproc://pollout");
+    zt_connect(a, "inproc://pollout");
+    int sent = 0;
+    while (zlink_send(a, "x", 1, ZLINK_DONTWAIT) == 1)
+        sent++;
+    ck_assert_int_eq(sent, 4); /* inproc: both HWMs */
+    ck_assert_int_eq(zt_get_int(a, ZLINK_EVENTS) & ZLINK_POLLOUT, 0);
+    zlink_fd_t fd = socket_fd(a);
+    ck_assert(!fd_readable(fd, 0));
+    /* Draining the peer below its low-water mark gives the room back. */
+    for (int n = 0; n < sent; n++)
+        zt_recv_str(b, "x");
+    ck_assert(fd_readable(fd, ZT_TIMEOUT_MS));
+    ck_assert(zt_get_int(a, ZLINK_EVENTS) & ZLINK_POLLOUT);
+    zt_close(a);
+    zt_close(b);
+    zt_term(ctx);
+}
+END_TEST
+
+static Suite *poll_suite(void)
+{
+    Suite *s = suite_create("poll");
+    TCase *sockets = tcase_create("sockets");
+    tcase_set_timeout(sockets, 30);
+    tcase_add_test(sockets, poll_times_out);
+    tcase_add_loop_test(sockets, poll_pollin, 0, ZT_TRANSPORT_COUNT);
+    tcase_add_loop_test(sockets, poll_pollout, ZT_TCP4, ZT_TCP4 + 1);
+    tcase_add_loop_test(sockets, poll_pollout, ZT_INPROC, ZT_INPROC + 1);
+    tcase_add_test(sockets, poll_many_sockets);
+    tcase_add_test(sockets, poll_many_items);
+    tcase_add_loop_test(sockets, poll_woken_by_other_thread, 0, 2);
+    tcase_add_test(sockets, poll_eterm);
+    tcase_add_test(sockets, poll_errors);
+    suite_add_tcase(s, sockets);
+
+#ifndef _WIN32
+    TCase *raw = tcase_create("raw");
+    tcase_set_timeout(raw, 30);
+    tcase_add_test(raw, poll_raw_socket);
+    tcase_add_test(raw, poll_raw_socket_wakes);
+    suite_add_tcase(s, raw);
+#endif
+
+    TCase *fd = tcase_create("fd");
+    tcase_set_timeout(fd, 30);
+    tcase_add_loop_test(fd, fd_signals_arrival_after_eagain, 0,
+                        ZT_TRANSPORT_COUNT);
+    tcase_add_test(fd, fd_signals_pollout);
+    suite_add_tcase(s, fd);
+    return s;
+}
+
+int main(void)
+{
+    return zl_test_run(poll_suite());
+}

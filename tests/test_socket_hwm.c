@@ -1,0 +1,430 @@
+/* test_socket_hwm.c — high-water marks end to end: PAIR, DEALER and ROUTER
+ * (with ROUTER_MANDATORY) block at SNDHWM and never drop, DONTWAIT gives
+ * EAGAIN and SNDTIMEO bounds the wait; messages sent before a peer exists
+ * queue up to the HWM unless IMMEDIATE; a ROUTER without ROUTER_MANDATORY
+ * drops at the HWM, as libzmq does. Uses a reader thread. */
+#include "socket_testutil.h"
+
+#define HWM 10
+#define MAX_FILL 200000
+
+/* The three senders that must never drop. */
+enum { KIND_PAIR, KIND_DEALER, KIND_ROUTER, KIND_COUNT };
+/* Transports for these cases. */
+static const int hwm_transports[] = {ZT_TCP4, ZT_IPC, ZT_INPROC};
+#define HWM_TRANSPORTS 3
+
+static const char *kind_name(int kind)
+{
+    return kind == KIND_PAIR     ? "PAIR"
+           : kind == KIND_DEALER ? "DEALER"
+                                 : "ROUTER";
+}
+
+static size_t msg_size(unsigned n)
+{
+    return 500 + (n * 37u) % 3000u;
+}
+
+typedef struct hwm_fixture {
+    void *ctx, *sender, *receiver;
+    int kind, transport;
+    char endpoint[300];
+} hwm_fixture;
+
+/* Sends message n; the ROUTER sends to the receiver's id "r" first. */
+static int send_numbered(hwm_fixture *f, unsigned n, int flags)
+{
+    if (f->kind == KIND_ROUTER &&
+        zlink_send(f->sender, "r", 1, ZLINK_SNDMORE | flags) != 1)
+        return -1;
+    zlink_msg_t msg;
+    ck_assert_int_eq(zlink_msg_init_size(&msg, msg_size(n)), 0);
+    zt_fill(zlink_msg_data(&msg), msg_size(n), n);
+    int rc = zlink_msg_send(&msg, f->sender, flags);
+    int err = zlink_errno();
+    zlink_msg_close(&msg);
+    /* A ROUTER checks room at the id frame: the body always goes. */
+    if (f->kind == KIND_ROUTER)
+        ck_assert_int_eq(rc, (int)msg_size(n));
+    errno = err;
+    return rc < 0 ? -1 : 0;
+}
+
+/* Opens a connected sender/receiver pair; both HWMs are `hwm`. False when
+ * the transport is not available here. */
+static bool hwm_open(hwm_fixture *f, int kind, int transport, int hwm)
+{
+    f->kind = kind;
+    f->transport = transport;
+    f->ctx = zt_ctx();
+    int sender_type = kind == KIND_PAIR     ? ZLINK_PAIR
+                      : kind == KIND_DEALER ? ZLINK_DEALER
+                                            : ZLINK_ROUTER;
+    f->sender = zt_socket(f->ctx, sender_type);
+    f->receiver =
+        zt_socket(f->ctx, kind == KIND_PAIR ? ZLINK_PAIR : ZLINK_DEALER);
+    zt_set_int(f->sender, ZLINK_SNDHWM, hwm);
+    zt_set_int(f->receiver, ZLINK_RCVHWM, hwm);
+    /* Small kernel buffers: the wire holds little besides the pipes. Not
+     * smaller: on loopback (MSS 32 KiB) a receive window under one MSS
+     * leaves Linux trickling data through zero-window probes. */
+    zt_set_int(f->sender, ZLINK_SNDBUF, 65536);
+    zt_set_int(f->receiver, ZLINK_RCVBUF, 65536);
+    if (kind == KIND_ROUTER) {
+        zt_set_int(f->sender, ZLINK_ROUTER_MANDATORY, 1);
+        ck_assert_int_eq(
+            zlink_setsockopt(f->receiver, ZLINK_ROUTING_ID, "r", 1), 0);
+    }
+    /* The receiver binds so that inproc pipes get both HWMs. */
+    if (!zt_join(f->receiver, f->sender, transport, f->endpoint,
+                 sizeof f->endpoint)) {
+        zt_close(f->sender);
+        zt_close(f->receiver);
+        zt_term(f->ctx);
+        return false;
+    }
+    /* Make sure the connection is up before counting. */
+    if (kind == KIND_ROUTER) {
+        uint64_t deadline = zl_test_now_ms() + ZT_TIMEOUT_MS;
+        while (zlink_send(f->sender, "r", 1, ZLINK_SNDMORE | ZLINK_DONTWAIT) !=
+               1) {
+            ck_assert_int_eq(zlink_errno(), EHOSTUNREACH);
+            ck_assert(zl_test_now_ms() < deadline);
+            zl_test_sleep_ms(2);
+        }
+        zt_send_str(f->sender, "up", 0);
+    } else {
+        zt_send_str(f->sender, "up", 0);
+    }
+    zt_recv_str(f->receiver, "up");
+    return true;
+}
+
+static void hwm_close(hwm_fixture *f)
+{
+    zt_close(f->sender);
+    zt_close(f->receiver);
+    zt_term(f->ctx);
+}
+
+/* Sends with DONTWAIT until EAGAIN persists (the I/O thread may still be
+ * moving messages from the pipe to the wire); returns how many went. */
+static unsigned fill_until_blocked(hwm_fixture *f)
+{
+    unsigned n = 0;
+    int stalls = 0;
+    while (n < MAX_FILL) {
+        if (send_numbered(f, n, ZLINK_DONTWAIT) == 0) {
+            n++;
+            stalls = 0;
+            continue;
+        }
+        ck_assert_msg(zlink_errno() == EAGAIN, "send %u: %s", n,
+                      zlink_strerror(zlink_errno()));
+        if (++stalls > 10)
+            break;
+        zl_test_sleep_ms(20);
+    }
+    ck_assert_uint_lt(n, MAX_FILL);
+    return n;
+}
+
+START_TEST(hwm_blocks_never_drops)
+{
+    hwm_fixture f;
+    int kind = _i / HWM_TRANSPORTS;
+    int transport = hwm_transports[_i % HWM_TRANSPORTS];
+    if (!hwm_open(&f, kind, transport, HWM))
+        return;
+    unsigned sent = fill_until_blocked(&f);
+    if (transport == ZT_INPROC)
+        ck_assert_msg(sent == 2 * HWM, "%s inproc: %u queued, expected %d",
+                      kind_name(kind), sent, 2 * HWM);
+    else
+        ck_assert_msg(sent >= HWM, "%s: only %u queued", kind_name(kind), sent);
+
+    /* Blocking send: waits SNDTIMEO, then EAGAIN; nothing is dropped. The
+     * kernel may still take a little more (delayed window updates), so a
+     * send that goes through is counted and the wait tried again. */
+    zt_set_int(f.sender, ZLINK_SNDTIMEO, 100);
+    for (int attempt = 0;; attempt++) {
+        ck_assert_int_lt(attempt, 1000);
+        uint64_t start = zl_test_now_ms();
+        if (send_numbered(&f, sent, 0) == 0) {
+            ck_assert_int_ne(transport, ZT_INPROC);
+            sent++;
+            continue;
+        }
+        ck_assert_int_eq(zlink_errno(), EAGAIN);
+        ck_assert_uint_ge(zl_test_now_ms() - start, 90);
+        break;
+    }
+
+    for (unsigned n = 0; n < sent; n++)
+        zt_recv_part(f.receiver, msg_size(n), n, false);
+    char buf[8];
+    zt_set_int(f.receiver, ZLINK_RCVTIMEO, 100);
+    zt_expect_errno(zlink_recv(f.receiver, buf, sizeof buf, 0), EAGAIN);
+
+    /* Room again once the reader drained the queue. */
+    zt_set_int(f.sender, ZLINK_SNDTIMEO, ZT_TIMEOUT_MS);
+    ck_assert_int_eq(send_numbered(&f, 12345, 0), 0);
+    zt_set_int(f.receiver, ZLINK_RCVTIMEO, ZT_TIMEOUT_MS);
+    zt_recv_part(f.receiver, msg_size(12345), 12345, false);
+    hwm_close(&f);
+}
+END_TEST
+
+/* ---- a slow reader on another thread ---- */
+
+#define SLOW_COUNT 20000
+
+typedef struct reader {
+    void *socket;
+    unsigned expected;
+    unsigned received;
+    char error[256];
+} reader;
+
+static void reader_main(void *arg)
+{
+    reader *r = arg;
+    for (unsigned n = 0; n < r->expected; n++) {
+        if (n % 1000 == 999)
+            zl_test_sleep_ms(5); /* slower than the sender */
+        zlink_msg_t msg;
+        zlink_msg_init(&msg);
+        if (zlink_msg_recv(&msg, r->socket, 0) < 0) {
+            snprintf(r->error, sizeof r->error, "recv %u: %s", n,
+                     zlink_strerror(zlink_errno()));
+            zlink_msg_close(&msg);
+            return;
+        }
+        size_t size = zlink_msg_size(&msg);
+        const uint8_t *p = zlink_msg_data(&msg);
+        bool ok = size == msg_size(n) && !zlink_msg_more(&msg);
+        for (size_t i = 0; ok && i < size; i++)
+            ok = p[i] == zt_byte(n, i);
+        zlink_msg_close(&msg);
+        if (!ok) {
+            snprintf(r->error, sizeof r->error,
+                     "message %u: wrong size %zu or content", n, size);
+            return;
+        }
+        r->received++;
+    }
+}
+
+START_TEST(hwm_slow_reader_gets_everything)
+{
+    hwm_fixture f;
+    int kind = _i / HWM_TRANSPORTS;
+    int transport = hwm_transports[_i % HWM_TRANSPORTS];
+    if (!hwm_open(&f, kind, transport, 50))
+        return;
+    reader r = {.socket = f.receiver, .expected = SLOW_COUNT};
+    uv_thread_t thread;
+    ck_assert_int_eq(uv_thread_create(&thread, reader_main, &r), 0);
+    unsigned sent = 0;
+    for (unsigned n = 0; n < SLOW_COUNT; n++) {
+        if (send_numbered(&f, n, 0) != 0)
+            break;
+        sent++;
+    }
+    ck_assert_int_eq(uv_thread_join(&thread), 0);
+    ck_assert_msg(r.error[0] == '\0', "%s over %s: %s", kind_name(kind),
+                  zt_transport_name(transport), r.error);
+    ck_assert_uint_eq(sent, SLOW_COUNT);
+    ck_assert_uint_eq(r.received, SLOW_COUNT);
+    hwm_close(&f);
+}
+END_TEST
+
+/* ---- before any peer ---- */
+
+/* A port nobody listens on right now (it was just ours). */
+static void free_tcp_endpoint(void *ctx, char *ep, size_t cap)
+{
+    void *probe = zt_socket(ctx, ZLINK_PAIR);
+    zt_bind_tcp(probe, ep, cap);
+    zt_close(probe);
+}
+
+/* Binding may race with the I/O thread still closing the probe's
+ * listener, as in libzmq. */
+static void bind_retrying(void *s, const char *ep)
+{
+    uint64_t deadline = zl_test_now_ms() + ZT_TIMEOUT_MS;
+    while (zlink_bind(s, ep) != 0) {
+        ck_assert_msg(zlink_errno() == EADDRINUSE, "bind %s: %s", ep,
+                      zlink_strerror(zlink_errno()));
+        ck_assert(zl_test_now_ms() < deadline);
+        zl_test_sleep_ms(10);
+    }
+}
+
+static const int early_transports[] = {ZT_TCP4, ZT_IPC,
+                                       ZT_INPROC_CONNECT_FIRST};
+
+/* Sent before the peer exists: queued up to SNDHWM, delivered once it
+ * binds. */
+START_TEST(queued_before_peer_exists)
+{
+    int transport = early_transports[_i % 3];
+    int type = _i < 3 ? ZLINK_DEALER : ZLINK_PAIR;
+    void *ctx = zt_ctx();
+    char ep[300];
+    if (transport == ZT_TCP4)
+        free_tcp_endpoint(ctx, ep, sizeof ep);
+    else if (!zt_endpoint(transport, ep, sizeof ep)) {
+        zt_term(ctx);
+        return;
+    }
+    void *sender = zt_socket(ctx, type);
+    zt_set_int(sender, ZLINK_SNDHWM, 5);
+    zt_connect(sender, ep);
+    for (unsigned n = 0; n < 5; n++)
+        ck_assert_int_eq(
+            send_numbered(&(hwm_fixture){.sender = sender, .kind = KIND_DEALER},
+                          n, ZLINK_DONTWAIT),
+            0);
+    zt_expect_errno(zlink_send(sender, "x", 1, ZLINK_DONTWAIT), EAGAIN);
+
+    void *receiver = zt_socket(ctx, type);
+    bind_retrying(receiver, ep);
+    for (unsigned n = 0; n < 5; n++)
+        zt_recv_part(receiver, msg_size(n), n, false);
+    zt_send_str(sender, "after", 0);
+    zt_recv_str(receiver, "after");
+    zt_close(sender);
+    zt_close(receiver);
+    zt_term(ctx);
+}
+END_TEST
+
+/* IMMEDIATE: nothing queues for a peer that is not there; once it is, the
+ * socket becomes writable. */
+START_TEST(immediate_does_not_queue)
+{
+    int transport = _i == 0 ? ZT_TCP4 : ZT_IPC;
+    void *ctx = zt_ctx();
+    char ep[300];
+    if (transport == ZT_TCP4)
+        free_tcp_endpoint(ctx, ep, sizeof ep);
+    else if (!zt_endpoint(transport, ep, sizeof ep)) {
+        zt_term(ctx);
+        return;
+    }
+    void *sender = zt_socket(ctx, ZLINK_DEALER);
+    zt_set_int(sender, ZLINK_IMMEDIATE, 1);
+    ck_assert_int_eq(zt_get_int(sender, ZLINK_IMMEDIATE), 1);
+    zt_connect(sender, ep);
+    zt_expect_errno(zlink_send(sender, "x", 1, ZLINK_DONTWAIT), EAGAIN);
+    zt_set_int(sender, ZLINK_SNDTIMEO, 50);
+    zt_expect_errno(zlink_send(sender, "x", 1, 0), EAGAIN);
+    ck_assert_int_eq(zt_get_int(sender, ZLINK_EVENTS) & ZLINK_POLLOUT, 0);
+
+    void *receiver = zt_socket(ctx, ZLINK_DEALER);
+    bind_retrying(receiver, ep);
+    zlink_pollitem_t item = {sender, 0, ZLINK_POLLOUT, 0};
+    ck_assert_int_eq(zlink_poll(&item, 1, ZT_TIMEOUT_MS), 1);
+    ck_assert_int_eq(item.revents, ZLINK_POLLOUT);
+    zt_send_str(sender, "now", ZLINK_DONTWAIT);
+    zt_recv_str(receiver, "now");
+    /* Nothing from before the connection was kept. */
+    char buf[8];
+    zt_set_int(receiver, ZLINK_RCVTIMEO, 100);
+    zt_expect_errno(zlink_recv(receiver, buf, sizeof buf, 0), EAGAIN);
+    zt_close(sender);
+    zt_close(receiver);
+    zt_term(ctx);
+}
+END_TEST
+
+/* ---- the documented exceptions ---- */
+
+/* libzmq: a ROUTER without ROUTER_MANDATORY drops what does not fit. */
+START_TEST(router_drops_at_hwm_without_mandatory)
+{
+    void *ctx = zt_ctx();
+    void *router = zt_socket(ctx, ZLINK_ROUTER);
+    void *dealer = zt_socket(ctx, ZLINK_DEALER);
+    zt_set_int(router, ZLINK_SNDHWM, 5);
+    zt_set_int(dealer, ZLINK_RCVHWM, 5);
+    ck_assert_int_eq(zlink_setsockopt(dealer, ZLINK_ROUTING_ID, "d", 1), 0);
+    zt_bind(router, "inproc://drop");
+    zt_connect(dealer, "inproc://drop");
+    for (int n = 0; n < 100; n++) {
+        char buf[16];
+        snprintf(buf, sizeof buf, "%d", n);
+        ck_assert_int_eq(
+            zlink_send(router, "d", 1, ZLINK_SNDMORE | ZLINK_DONTWAIT), 1);
+        zt_send_str(router, buf, ZLINK_DONTWAIT);
+    }
+    /* inproc: the two HWMs add up. The first ten are kept. */
+    for (int n = 0; n < 10; n++) {
+        char buf[16];
+        snprintf(buf, sizeof buf, "%d", n);
+        zt_recv_str(dealer, buf);
+    }
+    char buf[16];
+    zt_expect_errno(zlink_recv(dealer, buf, sizeof buf, ZLINK_DONTWAIT),
+                    EAGAIN);
+    zt_close(dealer);
+    zt_close(router);
+    zt_term(ctx);
+}
+END_TEST
+
+/* HWM 0 means no limit. */
+START_TEST(hwm_zero_is_unlimited)
+{
+    void *ctx = zt_ctx();
+    void *a = zt_socket(ctx, ZLINK_PAIR);
+    void *b = zt_socket(ctx, ZLINK_PAIR);
+    zt_set_int(a, ZLINK_SNDHWM, 0);
+    zt_set_int(b, ZLINK_RCVHWM, 0);
+    zt_bind(b, "inproc://unlimited");
+    zt_connect(a, "inproc://unlimited");
+    for (int n = 0; n < 5000; n++)
+        ck_assert_int_eq(zlink_send(a, &n, sizeof n, ZLINK_DONTWAIT),
+                         (int)sizeof n);
+    for (int n = 0; n < 5000; n++) {
+        int v = -1;
+        ck_assert_int_eq(zlink_recv(b, &v, sizeof v, 0), (int)sizeof v);
+        ck_assert_int_eq(v, n);
+    }
+    zt_close(a);
+    zt_close(b);
+    zt_term(ctx);
+}
+END_TEST
+
+static Suite *hwm_suite(void)
+{
+    Suite *s = suite_create("socket_hwm");
+    TCase *block = tcase_create("blocking");
+    tcase_set_timeout(block, 60);
+    tcase_add_loop_test(block, hwm_blocks_never_drops, 0,
+                        KIND_COUNT * HWM_TRANSPORTS);
+    tcase_add_loop_test(block, hwm_slow_reader_gets_everything, 0,
+                        KIND_COUNT * HWM_TRANSPORTS);
+    suite_add_tcase(s, block);
+
+    TCase *early = tcase_create("before_peer");
+    tcase_add_loop_test(early, queued_before_peer_exists, 0, 6);
+    tcase_add_loop_test(early, immediate_does_not_queue, 0, 2);
+    suite_add_tcase(s, early);
+
+    TCase *other = tcase_create("exceptions");
+    tcase_add_test(other, router_drops_at_hwm_without_mandatory);
+    tcase_add_test(other, hwm_zero_is_unlimited);
+    suite_add_tcase(s, other);
+    return s;
+}
+
+int main(void)
+{
+    return zl_test_run(hwm_suite());
+}

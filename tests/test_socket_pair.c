@@ -1,0 +1,318 @@
+/* test_socket_pair.c — PAIR end to end over every transport: multipart
+ * messages of every interesting size with every byte checked, order, the
+ * zero-copy and constant-buffer sends, and refusing a second peer. */
+#include <stdatomic.h>
+
+#include "socket_testutil.h"
+
+typedef struct pair_fixture {
+    void *ctx, *binder, *connecter;
+    char endpoint[300];
+} pair_fixture;
+
+static bool pair_open(pair_fixture *f, int transport)
+{
+    f->ctx = zt_ctx();
+    f->binder = zt_socket(f->ctx, ZLINK_PAIR);
+    f->connecter = zt_socket(f->ctx, ZLINK_PAIR);
+    if (zt_join(f->binder, f->connecter, transport, f->endpoint,
+                sizeof f->endpoint))
+        return true;
+    zt_close(f->binder);
+    zt_close(f->connecter);
+    zt_term(f->ctx);
+    return false;
+}
+
+static void pair_close(pair_fixture *f)
+{
+    zt_close(f->binder);
+    zt_close(f->connecter);
+    zt_term(f->ctx);
+}
+
+/* One message with a part of every size, then each size alone. */
+static void exchange_sizes(void *from, void *to, unsigned seed)
+{
+    size_t count;
+    const size_t *sizes = zt_sizes(&count);
+    for (size_t i = 0; i < count; i++)
+        zt_send_part(from, sizes[i], seed + (unsigned)i,
+                     i + 1 < count ? ZLINK_SNDMORE : 0);
+    for (size_t i = 0; i < count; i++)
+        zt_recv_part(to, sizes[i], seed + (unsigned)i, i + 1 < count);
+    for (size_t i = 0; i < count; i++)
+        zt_send_part(from, sizes[i], seed + 100 + (unsigned)i, 0);
+    for (size_t i = 0; i < count; i++)
+        zt_recv_part(to, sizes[i], seed + 100 + (unsigned)i, false);
+}
+
+START_TEST(pair_sizes_and_multipart)
+{
+    pair_fixture f;
+    if (!pair_open(&f, _i))
+        return;
+    ck_assert_int_eq(zt_get_int(f.connecter, ZLINK_RCVMORE), 0);
+    exchange_sizes(f.connecter, f.binder, 1);
+    exchange_sizes(f.binder, f.connecter, 7);
+    pair_close(&f);
+}
+END_TEST
+
+/* Batches both ways, each message numbered, each with 1-3 parts. */
+START_TEST(pair_order)
+{
+    pair_fixture f;
+    if (!pair_open(&f, _i))
+        return;
+    void *ends[2] = {f.connecter, f.binder};
+    for (int batch = 0; batch < 10; batch++) {
+        for (int dir = 0; dir < 2; dir++) {
+            void *from = ends[dir], *to = ends[1 - dir];
+            for (int k = 0; k < 100; k++) {
+                unsigned n = (unsigned)(batch * 100 + k);
+                int parts = 1 + (int)(n % 3);
+                for (int p = 0; p < parts; p++)
+                    zt_send_part(from, (n * 7 + (unsigned)p) % 300,
+                                 n * 3 + (unsigned)p,
+                                 p + 1 < parts ? ZLINK_SNDMORE : 0);
+            }
+            for (int k = 0; k < 100; k++) {
+                unsigned n = (unsigned)(batch * 100 + k);
+                int parts = 1 + (int)(n % 3);
+                for (int p = 0; p < parts; p++)
+                    zt_recv_part(to, (n * 7 + (unsigned)p) % 300,
+                                 n * 3 + (unsigned)p, p + 1 < parts);
+            }
+        }
+    }
+    /* Nothing left over. */
+    char buf[8];
+    zt_expect_errno(zlink_recv(f.binder, buf, sizeof buf, ZLINK_DONTWAIT),
+                    EAGAIN);
+    zt_expect_errno(zlink_recv(f.connecter, buf, sizeof buf, ZLINK_DONTWAIT),
+                    EAGAIN);
+    pair_close(&f);
+}
+END_TEST
+
+/* ---- zero copy ---- */
+
+static atomic_int freed_count;
+static void *freed_data;
+
+static void count_free(void *data, void *hint)
+{
+    ck_assert_ptr_eq(hint, &freed_count);
+    freed_data = data;
+    atomic_fetch_add(&freed_count, 1);
+    free(data);
+}
+
+static bool wait_freed(int expected)
+{
+    uint64_t deadline = zl_test_now_ms() + ZT_TIMEOUT_MS;
+    while (atomic_load(&freed_count) != expected && zl_test_now_ms() < deadline)
+        zl_test_sleep_ms(2);
+    return atomic_load(&freed_count) == expected;
+}
+
+/* The free function runs exactly once, after the message went out and the
+ * receiver let go of it (inproc passes the very buffer along). */
+static void zero_copy_case(pair_fixture *f, int transport, size_t size)
+{
+    atomic_store(&freed_count, 0);
+    freed_data = NULL;
+    uint8_t *buf = malloc(size);
+    ck_assert_ptr_nonnull(buf);
+    zt_fill(buf, size, 42);
+    zlink_msg_t msg;
+    ck_assert_int_eq(
+        zlink_msg_init_data(&msg, buf, size, count_free, &freed_count), 0);
+    ck_assert_ptr_eq(zlink_msg_data(&msg), buf);
+    ck_assert_int_eq(zlink_msg_send(&msg, f->connecter, 0), (int)size);
+    ck_assert_int_eq(zlink_msg_close(&msg), 0);
+
+    zlink_msg_t in;
+    zlink_msg_init(&in);
+    ck_assert_int_eq(zlink_msg_recv(&in, f->binder, 0), (int)size);
+    zt_check_bytes(zlink_msg_data(&in), size, 42);
+    bool inproc =
+        transport == ZT_INPROC || transport == ZT_INPROC_CONNECT_FIRST;
+    if (inproc) {
+        ck_assert_ptr_eq(zlink_msg_data(&in), buf);
+        zl_test_sleep_ms(20);
+        ck_assert_int_eq(atomic_load(&freed_count), 0);
+    }
+    ck_assert_int_eq(zlink_msg_close(&in), 0);
+    ck_assert_msg(wait_freed(1), "free fn called %d times",
+                  atomic_load(&freed_count));
+    ck_assert_ptr_eq(freed_data, buf);
+}
+
+START_TEST(pair_zero_copy)
+{
+    pair_fixture f;
+    if (!pair_open(&f, _i))
+        return;
+    zero_copy_case(&f, _i, 10);
+    zero_copy_case(&f, _i, 64 * 1024);
+    zero_copy_case(&f, _i, 1024 * 1024);
+    pair_close(&f);
+    /* Never a second time, not even at shutdown. */
+    ck_assert_int_eq(atomic_load(&freed_count), 1);
+}
+END_TEST
+
+/* A copy shares the body; the free function waits for the last one. */
+START_TEST(pair_zero_copy_shared)
+{
+    pair_fixture f;
+    if (!pair_open(&f, ZT_TCP4))
+        return;
+    atomic_store(&freed_count, 0);
+    size_t size = 100000;
+    uint8_t *buf = malloc(size);
+    ck_assert_ptr_nonnull(buf);
+    zt_fill(buf, size, 9);
+    zlink_msg_t msg, copy;
+    ck_assert_int_eq(
+        zlink_msg_init_data(&msg, buf, size, count_free, &freed_count), 0);
+    zlink_msg_init(&copy);
+    ck_assert_int_eq(zlink_msg_copy(&copy, &msg), 0);
+    ck_assert_int_eq(zlink_msg_send(&msg, f.connecter, 0), (int)size);
+    zt_recv_part(f.binder, size, 9, false);
+    zl_test_sleep_ms(20);
+    ck_assert_int_eq(atomic_load(&freed_count), 0);
+    zt_check_bytes(zlink_msg_data(&copy), size, 9);
+    ck_assert_int_eq(zlink_msg_send(&copy, f.connecter, 0), (int)size);
+    zt_recv_part(f.binder, size, 9, false);
+    ck_assert(wait_freed(1));
+    zlink_msg_close(&msg);
+    zlink_msg_close(&copy);
+    pair_close(&f);
+    ck_assert_int_eq(atomic_load(&freed_count), 1);
+}
+END_TEST
+
+static const char const_small[] = "constant";
+static uint8_t const_large[200000];
+
+START_TEST(pair_send_const)
+{
+    pair_fixture f;
+    if (!pair_open(&f, _i))
+        return;
+    zt_fill(const_large, sizeof const_large, 5);
+    ck_assert_int_eq(zlink_send_const(f.connecter, const_small,
+                                      strlen(const_small), ZLINK_SNDMORE),
+                     (int)strlen(const_small));
+    ck_assert_int_eq(
+        zlink_send_const(f.connecter, const_large, sizeof const_large, 0),
+        (int)sizeof const_large);
+    zt_recv_str(f.binder, const_small);
+    ck_assert_int_eq(zt_get_int(f.binder, ZLINK_RCVMORE), 1);
+    zt_recv_part(f.binder, sizeof const_large, 5, false);
+    pair_close(&f);
+}
+END_TEST
+
+/* zlink_recv copies what fits and returns the real size, as libzmq. */
+START_TEST(pair_recv_truncates)
+{
+    pair_fixture f;
+    if (!pair_open(&f, ZT_TCP4))
+        return;
+    zt_send_str(f.connecter, "0123456789", 0);
+    char buf[8];
+    memset(buf, 'x', sizeof buf);
+    ck_assert_int_eq(zlink_recv(f.binder, buf, 4, 0), 10);
+    ck_assert_int_eq(memcmp(buf, "0123xxxx", 8), 0);
+    pair_close(&f);
+}
+END_TEST
+
+/* A moved message is sent once; the source is left empty. */
+START_TEST(pair_msg_move)
+{
+    pair_fixture f;
+    if (!pair_open(&f, ZT_INPROC))
+        return;
+    zlink_msg_t a, b;
+    ck_assert_int_eq(zlink_msg_init_size(&a, 100), 0);
+    zt_fill(zlink_msg_data(&a), 100, 3);
+    zlink_msg_init(&b);
+    ck_assert_int_eq(zlink_msg_move(&b, &a), 0);
+    ck_assert_uint_eq(zlink_msg_size(&a), 0);
+    ck_assert_int_eq(zlink_msg_send(&b, f.connecter, 0), 100);
+    /* After a send the message is empty again, as in libzmq. */
+    ck_assert_uint_eq(zlink_msg_size(&b), 0);
+    zt_recv_part(f.binder, 100, 3, false);
+    zlink_msg_close(&a);
+    zlink_msg_close(&b);
+    pair_close(&f);
+}
+END_TEST
+
+/* PAIR talks to one peer: a second connection is refused and the first
+ * keeps working. */
+START_TEST(pair_refuses_second_peer)
+{
+    pair_fixture f;
+    if (!pair_open(&f, _i))
+        return;
+    zt_send_str(f.connecter, "first", 0);
+    zt_recv_str(f.binder, "first");
+    void *second = zt_socket(f.ctx, ZLINK_PAIR);
+    zt_connect(second, f.endpoint);
+    zlink_send(second, "second", 6, ZLINK_DONTWAIT);
+    zt_send_str(f.connecter, "again", 0);
+    zt_recv_str(f.binder, "again");
+    char buf[16];
+    zt_set_int(f.binder, ZLINK_RCVTIMEO, 300);
+    zt_expect_errno(zlink_recv(f.binder, buf, sizeof buf, 0), EAGAIN);
+    zt_send_str(f.binder, "back", 0);
+    zt_recv_str(f.connecter, "back");
+    zt_close(second);
+    pair_close(&f);
+}
+END_TEST
+
+/* A PAIR with no peer at all cannot send. */
+START_TEST(pair_without_peer)
+{
+    void *ctx = zt_ctx();
+    void *s = zt_socket(ctx, ZLINK_PAIR);
+    zt_bind(s, "inproc://lonely");
+    zt_expect_errno(zlink_send(s, "x", 1, ZLINK_DONTWAIT), EAGAIN);
+    zt_set_int(s, ZLINK_SNDTIMEO, 50);
+    uint64_t start = zl_test_now_ms();
+    zt_expect_errno(zlink_send(s, "x", 1, 0), EAGAIN);
+    ck_assert_uint_ge(zl_test_now_ms() - start, 40);
+    zt_close(s);
+    zt_term(ctx);
+}
+END_TEST
+
+static Suite *pair_suite(void)
+{
+    Suite *s = suite_create("socket_pair");
+    TCase *tc = tcase_create("pair");
+    tcase_set_timeout(tc, 60);
+    tcase_add_loop_test(tc, pair_sizes_and_multipart, 0, ZT_TRANSPORT_COUNT);
+    tcase_add_loop_test(tc, pair_order, 0, ZT_TRANSPORT_COUNT);
+    tcase_add_loop_test(tc, pair_zero_copy, 0, ZT_TRANSPORT_COUNT);
+    tcase_add_test(tc, pair_zero_copy_shared);
+    tcase_add_loop_test(tc, pair_send_const, 0, ZT_TRANSPORT_COUNT);
+    tcase_add_test(tc, pair_recv_truncates);
+    tcase_add_test(tc, pair_msg_move);
+    tcase_add_loop_test(tc, pair_refuses_second_peer, 0, ZT_TRANSPORT_COUNT);
+    tcase_add_test(tc, pair_without_peer);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    return zl_test_run(pair_suite());
+}
