@@ -14,7 +14,7 @@ static void dispatch(zl_io_thread *t, const zl_cmd *cmd)
         obj->ops->plug(obj);
         break;
     case ZL_CMD_TERM:
-        obj->ops->term(obj);
+        obj->ops->term(obj, (int)cmd->arg);
         break;
     case ZL_CMD_STOP:
         t->stopping = true;
@@ -77,6 +77,13 @@ void zl_io_thread_stop(zl_io_thread *t)
     zl_loop_run_once(t->loop, 0);
     zl_mailbox_destroy(&t->mailbox);
     zl_loop_destroy(t->loop);
+}
+
+void zl_io_thread_send_term(zl_io_thread *t, struct zl_io_object *target,
+                            int linger)
+{
+    zl_cmd cmd = {.type = ZL_CMD_TERM, .target = target, .arg = linger};
+    zl_mailbox_send(&t->mailbox, &cmd);
 }
 
 void zl_io_thread_send(zl_io_thread *t, zl_cmd_type type,

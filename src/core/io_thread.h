@@ -24,7 +24,9 @@ typedef struct zl_io_thread {
  * arrive as ZL_CMD_PLUG / ZL_CMD_TERM with target = the object. */
 typedef struct zl_io_object_ops {
     void (*plug)(struct zl_io_object *obj);
-    void (*term)(struct zl_io_object *obj);
+    /* linger: the socket's ZLINK_LINGER at the time it let go, which is
+     * what libzmq honours, not the value when the object was made. */
+    void (*term)(struct zl_io_object *obj, int linger);
     /* Pipe commands for a pipe end this object owns. */
     void (*pipe_command)(struct zl_io_object *obj, const zl_cmd *cmd);
 } zl_io_object_ops;
@@ -39,5 +41,8 @@ int zl_io_thread_start(zl_io_thread *t);
 void zl_io_thread_stop(zl_io_thread *t);
 void zl_io_thread_send(zl_io_thread *t, zl_cmd_type type,
                        struct zl_io_object *target);
+/* ZL_CMD_TERM carrying the linger to use. */
+void zl_io_thread_send_term(zl_io_thread *t, struct zl_io_object *target,
+                            int linger);
 
 #endif

@@ -285,7 +285,7 @@ static void forget_connect_session(void *socket, intptr_t arg)
 {
     zl_session *s = (zl_session *)arg;
     if (zl_socket_forget_object(socket, &s->base))
-        zl_io_thread_send(s->base.thread, ZL_CMD_TERM, &s->base);
+        zl_io_thread_send_term(s->base.thread, &s->base, s->options.linger);
 }
 
 /* A session that ends without being told to (protocol error, no
@@ -342,9 +342,11 @@ static void session_plug(zl_io_object *obj)
         start_connect(s);
 }
 
-static void session_term(zl_io_object *obj)
+static void session_term(zl_io_object *obj, int linger)
 {
-    begin_termination((zl_session *)obj);
+    zl_session *s = (zl_session *)obj;
+    s->options.linger = linger;
+    begin_termination(s);
 }
 
 static void session_pipe_command(zl_io_object *obj, const zl_cmd *cmd)

@@ -650,7 +650,8 @@ static int end_endpoint(zl_socket *s, const char *endpoint, bool bound)
         }
         found = true;
         if (e->object)
-            zl_io_thread_send(e->object->thread, ZL_CMD_TERM, e->object);
+            zl_io_thread_send_term(e->object->thread, e->object,
+                                   s->options.linger);
         else if (bound)
             zl_inproc_unbind(s, e->endpoint + strlen("inproc://"));
         /* Nothing more goes to a disconnected peer: what was queued
@@ -694,7 +695,8 @@ int zlink_close(void *handle)
     while (s->endpoint_count > 0) {
         zl_endpoint_entry *e = &s->endpoints[0];
         if (e->object)
-            zl_io_thread_send(e->object->thread, ZL_CMD_TERM, e->object);
+            zl_io_thread_send_term(e->object->thread, e->object,
+                                   s->options.linger);
         remove_endpoint(s, 0);
     }
     /* Our delimiters follow whatever is queued, so sessions deliver it

@@ -20,6 +20,7 @@ struct zl_listener_object {
     zl_listener *listener;
     zl_op accept_op;
     bool terminating;
+    int linger;
     char endpoint[300];
     char ipc_path[sizeof(((struct sockaddr_un *)0)->sun_path) + 1];
     char ipc_tmpdir[300];
@@ -47,7 +48,7 @@ static void destroy(zl_listener_object *l)
     for (size_t i = 0; i < l->child_count; i++) {
         /* Cleared first, so the child does not call back into us. */
         l->children[i]->listener = NULL;
-        l->children[i]->base.ops->term(&l->children[i]->base);
+        l->children[i]->base.ops->term(&l->children[i]->base, l->linger);
     }
     free(l->children);
     zl_socket *socket = l->socket;
@@ -113,11 +114,12 @@ static void listener_plug(zl_io_object *obj)
         zl_listener_accept(l->listener, &l->accept_op);
 }
 
-static void listener_term(zl_io_object *obj)
+static void listener_term(zl_io_object *obj, int linger)
 {
     zl_listener_object *l = (zl_listener_object *)obj;
     if (l->terminating)
         return;
+    l->linger = linger; /* handed on to the accepted sessions */
     l->terminating = true;
     /* The pending accept completes with ZL_ECANCELED and finishes us. */
     zl_listener_close(l->listener);
