@@ -120,10 +120,10 @@ static inline int zt_next_id(void)
     return ++counter;
 }
 
-/* ipc is skipped under Wine, whose AF_UNIX support is partial. */
+/* ipc is skipped under Wine, which has no AF_UNIX. */
 static inline bool zt_have_ipc(void)
 {
-    return zlink_has("ipc") && !zl_test_under_wine();
+    return zlink_has("ipc") && !zl_test_skip_ipc();
 }
 
 /* A fresh endpoint for transport t that binder can bind (for wildcards:

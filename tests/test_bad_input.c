@@ -14,30 +14,10 @@
 #include "testutil.h"
 #include "zmtp/zmtp.h"
 
-#if defined(_WIN32)
-#include <winsock2.h>
-#include <ws2tcpip.h>
-typedef SOCKET raw_fd;
-#define RAW_INVALID INVALID_SOCKET
-static void raw_close(raw_fd fd)
-{
-    closesocket(fd);
-}
-#else
-#include <arpa/inet.h>
+#include "raw_socket.h"
+#if !defined(_WIN32)
 #include <fcntl.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
 #include <signal.h>
-#include <sys/select.h>
-#include <sys/socket.h>
-#include <unistd.h>
-typedef int raw_fd;
-#define RAW_INVALID (-1)
-static void raw_close(raw_fd fd)
-{
-    close(fd);
-}
 #endif
 
 /* Names the sub-case in failure messages of loops over cases. */
@@ -48,33 +28,6 @@ static const char *current_case = "";
 #define QUIET_MS 500
 
 /* ---- raw TCP ---- */
-
-static raw_fd raw_connect(int port)
-{
-    raw_fd fd = socket(AF_INET, SOCK_STREAM, IPPROTO_TCP);
-    ck_assert(fd != RAW_INVALID);
-    int one = 1;
-    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, (const char *)&one, sizeof one);
-    struct sockaddr_in addr;
-    memset(&addr, 0, sizeof addr);
-    addr.sin_family = AF_INET;
-    addr.sin_port = htons((unsigned short)port);
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    ck_assert_int_eq(connect(fd, (struct sockaddr *)&addr, sizeof addr), 0);
-    return fd;
-}
-
-static void raw_send(raw_fd fd, const void *data, size_t len)
-{
-    const char *p = data;
-    while (len > 0) {
-        int chunk = len > 65536 ? 65536 : (int)len;
-        int n = (int)send(fd, p, chunk, 0);
-        ck_assert_msg(n > 0, "raw send failed");
-        p += n;
-        len -= (size_t)n;
-    }
-}
 
 /* Sends what it can; the server may already have closed on us. */
 static void raw_send_lenient(raw_fd fd, const void *data, size_t len)
@@ -87,49 +40,6 @@ static void raw_send_lenient(raw_fd fd, const void *data, size_t len)
             return;
         p += n;
         len -= (size_t)n;
-    }
-}
-
-static bool raw_readable(raw_fd fd, int timeout_ms)
-{
-    fd_set set;
-    FD_ZERO(&set);
-    FD_SET(fd, &set);
-    struct timeval tv = {timeout_ms / 1000, (timeout_ms % 1000) * 1000};
-    return select((int)fd + 1, &set, NULL, NULL, &tv) > 0;
-}
-
-/* Reads exactly len bytes; false on EOF, error or timeout. */
-static bool raw_recv_exact(raw_fd fd, void *buf, size_t len, int timeout_ms)
-{
-    char *p = buf;
-    uint64_t deadline = zl_test_now_ms() + (uint64_t)timeout_ms;
-    while (len > 0) {
-        uint64_t now = zl_test_now_ms();
-        if (now >= deadline || !raw_readable(fd, (int)(deadline - now)))
-            return false;
-        int chunk = len > 65536 ? 65536 : (int)len;
-        int n = (int)recv(fd, p, chunk, 0);
-        if (n <= 0)
-            return false;
-        p += n;
-        len -= (size_t)n;
-    }
-    return true;
-}
-
-/* True when the server closes the connection (EOF or reset) within the
- * timeout; whatever it sent before is discarded. */
-static bool raw_closed_by_peer(raw_fd fd, int timeout_ms)
-{
-    uint64_t deadline = zl_test_now_ms() + (uint64_t)timeout_ms;
-    char buf[4096];
-    for (;;) {
-        uint64_t now = zl_test_now_ms();
-        if (now >= deadline || !raw_readable(fd, (int)(deadline - now)))
-            return false;
-        if (recv(fd, buf, sizeof buf, 0) <= 0)
-            return true;
     }
 }
 

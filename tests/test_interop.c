@@ -1,10 +1,9 @@
 /* test_interop.c — zlink against a real libzmq 4.3 (tests/interop/zmq_peer):
  * PAIR, DEALER and ROUTER in both directions, either side binding, tcp/ipc. */
-#define _POSIX_C_SOURCE 200809L /* SIGKILL */
 
+#include "peer_process.h"
 #include "testutil.h"
 
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,201 +40,33 @@ static unsigned char ix_byte(int i, int part, size_t offset)
 /* Every wait is bounded, so a broken peer or a broken zlink fails the case
  * instead of hanging the suite. */
 #define ZL_TIMEOUT_MS 10000
-#define PEER_LINE_TIMEOUT_MS 10000
-#define PEER_EXIT_TIMEOUT_MS 20000
-#define PEER_KILL_GRACE_MS 5000
 /* Parts up to this size go through zlink_send/zlink_recv, larger ones
  * through zlink_msg_*, so both halves of the API meet libzmq. */
 #define SMALL_PART_MAX 256
 
 static char peer_path[1024];
 /* What a case leaves behind if an assertion ends it: the peer still
- * running and the ipc socket file. */
-static int running_peer_pid;
+ * running (peer_process.c) and the ipc socket file. */
 static char ipc_path[512];
-
-struct peer {
-    uv_loop_t loop;
-    uv_process_t process;
-    uv_pipe_t out;
-    uv_timer_t timer;
-    char line[1024];
-    size_t len;
-    char scratch[256];
-    bool line_done;
-    bool out_closed;
-    bool exited;
-    bool timer_fired;
-    int64_t exit_status;
-    int term_signal;
-};
-
-static bool file_exists(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (f == NULL)
-        return false;
-    fclose(f);
-    return true;
-}
-
-static bool find_peer(void)
-{
-    char dir[768];
-    size_t len = sizeof dir;
-    if (uv_os_getenv("ZLINK_TEST_PEER_DIR", dir, &len) != 0)
-        return false;
-    snprintf(peer_path, sizeof peer_path, "%s/zmq_peer", dir);
-    if (file_exists(peer_path))
-        return true;
-    snprintf(peer_path, sizeof peer_path, "%s/zmq_peer.exe", dir);
-    return file_exists(peer_path);
-}
 
 static void clean_up_case(void)
 {
-    if (running_peer_pid != 0)
-        uv_kill(running_peer_pid, SIGKILL);
-    running_peer_pid = 0;
+    peer_kill_running();
     if (ipc_path[0] != '\0')
         remove(ipc_path);
     ipc_path[0] = '\0';
 }
 
-static void on_alloc(uv_handle_t *handle, size_t suggested, uv_buf_t *buf)
-{
-    struct peer *p = handle->data;
-    size_t room = sizeof p->line - 1 - p->len;
-    if (p->line_done || room == 0)
-        *buf = uv_buf_init(p->scratch, sizeof p->scratch);
-    else
-        *buf = uv_buf_init(p->line + p->len, (unsigned)room);
-}
-
-static void on_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf)
-{
-    struct peer *p = stream->data;
-    if (nread < 0) {
-        p->out_closed = true;
-        uv_read_stop(stream);
-        return;
-    }
-    if (p->line_done || buf->base == p->scratch)
-        return;
-    p->len += (size_t)nread;
-    p->line[p->len] = '\0';
-    char *newline = strchr(p->line, '\n');
-    if (newline != NULL) {
-        *newline = '\0';
-        if (newline > p->line && newline[-1] == '\r')
-            newline[-1] = '\0';
-        p->line_done = true;
-    }
-}
-
-static void on_peer_exit(uv_process_t *process, int64_t status, int term_signal)
-{
-    struct peer *p = process->data;
-    p->exited = true;
-    p->exit_status = status;
-    p->term_signal = term_signal;
-    running_peer_pid = 0;
-}
-
-static void on_timer(uv_timer_t *timer)
-{
-    struct peer *p = timer->data;
-    p->timer_fired = true;
-}
-
-/* Runs the peer's loop until *done or until timeout_ms; true if done. */
-static bool run_until(struct peer *p, const bool *done, uint64_t timeout_ms)
-{
-    p->timer_fired = false;
-    uv_timer_start(&p->timer, on_timer, timeout_ms, 0);
-    while (!*done && !p->timer_fired)
-        uv_run(&p->loop, UV_RUN_ONCE);
-    uv_timer_stop(&p->timer);
-    return *done;
-}
-
-static void peer_start(struct peer *p, const char *type, const char *mode,
+static void start_peer(struct peer *p, const char *type, const char *mode,
                        const char *endpoint, const char *scenario,
                        const char *routing_id)
 {
-    memset(p, 0, sizeof *p);
-    ck_assert_int_eq(uv_loop_init(&p->loop), 0);
-    ck_assert_int_eq(uv_pipe_init(&p->loop, &p->out, 0), 0);
-    ck_assert_int_eq(uv_timer_init(&p->loop, &p->timer), 0);
-    p->out.data = p;
-    p->timer.data = p;
-    p->process.data = p;
-
     char count[16];
     snprintf(count, sizeof count, "%d", IX_COUNT);
     char *args[] = {
         peer_path,        (char *)type, (char *)mode,       (char *)endpoint,
         (char *)scenario, count,        (char *)routing_id, NULL};
-    uv_stdio_container_t stdio[3];
-    stdio[0].flags = UV_IGNORE;
-    stdio[1].flags = UV_CREATE_PIPE | UV_WRITABLE_PIPE;
-    stdio[1].data.stream = (uv_stream_t *)&p->out;
-    stdio[2].flags = UV_INHERIT_FD;
-    stdio[2].data.fd = 2;
-    uv_process_options_t options = {0};
-    options.file = peer_path;
-    options.args = args;
-    options.stdio = stdio;
-    options.stdio_count = 3;
-    options.exit_cb = on_peer_exit;
-
-    int rc = uv_spawn(&p->loop, &p->process, &options);
-    ck_assert_msg(rc == 0, "uv_spawn %s: %s", peer_path, uv_strerror(rc));
-    running_peer_pid = p->process.pid;
-    rc = uv_read_start((uv_stream_t *)&p->out, on_alloc, on_read);
-    ck_assert_msg(rc == 0, "uv_read_start: %s", uv_strerror(rc));
-}
-
-/* The endpoint a binding peer printed (its ZMQ_LAST_ENDPOINT). */
-static const char *peer_read_endpoint(struct peer *p)
-{
-    p->timer_fired = false;
-    uv_timer_start(&p->timer, on_timer, PEER_LINE_TIMEOUT_MS, 0);
-    while (!p->line_done && !p->out_closed && !p->timer_fired)
-        uv_run(&p->loop, UV_RUN_ONCE);
-    uv_timer_stop(&p->timer);
-    ck_assert_msg(p->line_done, "peer printed no endpoint (%s)",
-                  p->timer_fired ? "timed out" : "stdout closed");
-    return p->line;
-}
-
-/* Waits for the peer to exit, killing it past the bound; its exit code. */
-static int peer_wait(struct peer *p)
-{
-    if (!run_until(p, &p->exited, PEER_EXIT_TIMEOUT_MS)) {
-        uv_process_kill(&p->process, SIGKILL);
-        run_until(p, &p->exited, PEER_KILL_GRACE_MS);
-        ck_abort_msg("peer did not exit within %d ms, killed",
-                     PEER_EXIT_TIMEOUT_MS);
-    }
-    ck_assert_msg(p->term_signal == 0, "peer died of signal %d",
-                  p->term_signal);
-    return (int)p->exit_status;
-}
-
-static void close_handle(uv_handle_t *handle)
-{
-    if (!uv_is_closing(handle))
-        uv_close(handle, NULL);
-}
-
-static void peer_close(struct peer *p)
-{
-    close_handle((uv_handle_t *)&p->process);
-    close_handle((uv_handle_t *)&p->out);
-    close_handle((uv_handle_t *)&p->timer);
-    uv_run(&p->loop, UV_RUN_DEFAULT);
-    ck_assert_int_eq(uv_loop_close(&p->loop), 0);
+    peer_start(p, args, false);
 }
 
 static void set_int(void *socket, int option, int value)
@@ -486,10 +317,10 @@ static void run_case(const struct variant *v, bool zlink_binds, bool ipc)
         size_t len = sizeof endpoint;
         ck_assert_int_eq(
             zlink_getsockopt(socket, ZLINK_LAST_ENDPOINT, endpoint, &len), 0);
-        peer_start(&peer, v->peer_type, "connect", endpoint, scenario,
+        start_peer(&peer, v->peer_type, "connect", endpoint, scenario,
                    v->routing_id);
     } else {
-        peer_start(&peer, v->peer_type, "bind", bind_endpoint, scenario,
+        start_peer(&peer, v->peer_type, "bind", bind_endpoint, scenario,
                    v->routing_id);
         const char *endpoint = peer_read_endpoint(&peer);
         int rc = zlink_connect(socket, endpoint);
@@ -549,7 +380,7 @@ static Suite *suite(void)
 
 int main(void)
 {
-    if (!find_peer()) {
+    if (!peer_find("zmq_peer", peer_path, sizeof peer_path)) {
         printf("interop: libzmq peer not built, skipped\n");
         return EXIT_SUCCESS;
     }

@@ -32,7 +32,7 @@ static void *sock(int type)
 
 static bool transport_usable(int t)
 {
-    if (t == IPC && (!zlink_has("ipc") || zl_test_under_wine())) {
+    if (t == IPC && (!zlink_has("ipc") || zl_test_skip_ipc())) {
         printf("proxy: ipc not available, case skipped\n");
         return false;
     }

@@ -1,0 +1,83 @@
+/* raw_socket.c — see raw_socket.h. */
+#include "raw_socket.h"
+
+#include <stdint.h>
+#include <string.h>
+
+#include "testutil.h"
+
+void raw_close(raw_fd fd)
+{
+#if defined(_WIN32)
+    closesocket(fd);
+#else
+    close(fd);
+#endif
+}
+
+raw_fd raw_connect(int port)
+{
+    raw_fd fd = socket(AF_INET, SOCK_STREAM, IPPROTO_TCP);
+    ck_assert(fd != RAW_INVALID);
+    int one = 1;
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, (const char *)&one, sizeof one);
+    struct sockaddr_in addr;
+    memset(&addr, 0, sizeof addr);
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons((unsigned short)port);
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ck_assert_int_eq(connect(fd, (struct sockaddr *)&addr, sizeof addr), 0);
+    return fd;
+}
+
+void raw_send(raw_fd fd, const void *data, size_t len)
+{
+    const char *p = data;
+    while (len > 0) {
+        int chunk = len > 65536 ? 65536 : (int)len;
+        int n = (int)send(fd, p, chunk, 0);
+        ck_assert_msg(n > 0, "raw send failed");
+        p += n;
+        len -= (size_t)n;
+    }
+}
+
+bool raw_readable(raw_fd fd, int timeout_ms)
+{
+    fd_set set;
+    FD_ZERO(&set);
+    FD_SET(fd, &set);
+    struct timeval tv = {timeout_ms / 1000, (timeout_ms % 1000) * 1000};
+    return select((int)fd + 1, &set, NULL, NULL, &tv) > 0;
+}
+
+bool raw_recv_exact(raw_fd fd, void *buf, size_t len, int timeout_ms)
+{
+    char *p = buf;
+    uint64_t deadline = zl_test_now_ms() + (uint64_t)timeout_ms;
+    while (len > 0) {
+        uint64_t now = zl_test_now_ms();
+        if (now >= deadline || !raw_readable(fd, (int)(deadline - now)))
+            return false;
+        int chunk = len > 65536 ? 65536 : (int)len;
+        int n = (int)recv(fd, p, chunk, 0);
+        if (n <= 0)
+            return false;
+        p += n;
+        len -= (size_t)n;
+    }
+    return true;
+}
+
+bool raw_closed_by_peer(raw_fd fd, int timeout_ms)
+{
+    uint64_t deadline = zl_test_now_ms() + (uint64_t)timeout_ms;
+    char buf[4096];
+    for (;;) {
+        uint64_t now = zl_test_now_ms();
+        if (now >= deadline || !raw_readable(fd, (int)(deadline - now)))
+            return false;
+        if (recv(fd, buf, sizeof buf, 0) <= 0)
+            return true;
+    }
+}

@@ -1,0 +1,36 @@
+/* raw_socket.h — raw TCP client sockets (BSD or winsock) for the suites playing a ZMTP peer. */
+#ifndef ZL_RAW_SOCKET_H
+#define ZL_RAW_SOCKET_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#if defined(_WIN32)
+#include <winsock2.h>
+#include <ws2tcpip.h>
+typedef SOCKET raw_fd;
+#define RAW_INVALID INVALID_SOCKET
+#else
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/select.h>
+#include <sys/socket.h>
+#include <unistd.h>
+typedef int raw_fd;
+#define RAW_INVALID (-1)
+#endif
+
+void raw_close(raw_fd fd);
+/* A TCP_NODELAY connection to 127.0.0.1:port (asserted). */
+raw_fd raw_connect(int port);
+/* Sends all of data (asserted). */
+void raw_send(raw_fd fd, const void *data, size_t len);
+bool raw_readable(raw_fd fd, int timeout_ms);
+/* Reads exactly len bytes; false on EOF, error or timeout. */
+bool raw_recv_exact(raw_fd fd, void *buf, size_t len, int timeout_ms);
+/* True when the other side closes the connection (EOF or reset) within the
+ * timeout; whatever it sent before is discarded. */
+bool raw_closed_by_peer(raw_fd fd, int timeout_ms);
+
+#endif
