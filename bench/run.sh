@@ -9,6 +9,7 @@
 #   bench/run.sh --syscalls         syscalls per message (LD_PRELOAD + perf)
 #   bench/run.sh --callgrind        instructions per message (valgrind)
 #   bench/run.sh --idle-memory [--conns N]   RSS per idle tcp connection
+#   bench/run.sh --trie             publisher match rate, 10,000 subscriptions
 #   bench/run.sh --full --report    all of the above, then RESULTS.md + SVG
 #   bench/run.sh --report-only      rewrite RESULTS.md + SVG from the last
 #                                   run's bench/results/ (no new runs)
@@ -32,6 +33,7 @@ MATRIX=""
 DO_SYSCALLS=0
 DO_CALLGRIND=0
 DO_IDLE=0
+DO_TRIE=0
 DO_REPORT=0
 REPORT_ONLY=0
 PATTERNS_OVERRIDE=""
@@ -51,6 +53,7 @@ while (($#)); do
     --syscalls) DO_SYSCALLS=1 ;;
     --callgrind) DO_CALLGRIND=1 ;;
     --idle-memory) DO_IDLE=1 ;;
+    --trie) DO_TRIE=1 ;;
     --report) DO_REPORT=1 ;;
     --report-only) REPORT_ONLY=1 ;;
     --conns) CONNS=$2; shift ;;
@@ -73,7 +76,7 @@ if ((DO_REPORT)); then
     MATRIX=${MATRIX:-full}
     DO_SYSCALLS=1 DO_CALLGRIND=1 DO_IDLE=1
 fi
-if [[ -z $MATRIX ]] && ((!DO_SYSCALLS && !DO_CALLGRIND && !DO_IDLE)); then
+if [[ -z $MATRIX ]] && ((!DO_SYSCALLS && !DO_CALLGRIND && !DO_IDLE && !DO_TRIE)); then
     MATRIX=quick
 fi
 ((RUNS >= 1)) || { echo "run.sh: --runs must be at least 1" >&2; exit 2; }
@@ -99,7 +102,7 @@ build() {
     fi
     if ! { cmake "${gen[@]}" -S "$ROOT" -B "$BUILD_DIR" -DZLINK_BUILD_BENCH=ON &&
         cmake --build "$BUILD_DIR" --target zlink_bench_zlink \
-            zlink_bench_libzmq syscount; } >"$log" 2>&1; then
+            zlink_bench_libzmq syscount zlink_trie_bench; } >"$log" 2>&1; then
         echo "run.sh: the build failed; the end of $log:" >&2
         tail -n 25 "$log" >&2
         exit 1
@@ -693,6 +696,11 @@ fi
 ((DO_SYSCALLS)) && run_syscalls
 ((DO_CALLGRIND)) && run_callgrind
 ((DO_IDLE)) && run_idle
+if ((DO_TRIE)); then
+    # zlink only: libzmq keeps its mtrie private.
+    echo "== subscription match rate (zl_mtrie, 10,000 subscriptions)"
+    "$BIN_DIR/zlink_trie_bench" 10000 2000000 | tee "$RESULTS/trie.csv"
+fi
 ((DO_REPORT)) && write_report
 rm -f "$RESULTS/last_stderr.txt"
 if [[ -s $FAILURES ]]; then

@@ -25,7 +25,7 @@ function(zlink_find_dep target pcname header libnames)
   target_link_libraries(${target} INTERFACE ${${target}_LIB})
 endfunction()
 
-zlink_find_dep(zlink_dep_uv libuv uv.h "uv;uv_a;libuv")
+zlink_find_dep(zlink_dep_uv libuv uv.h "uv;uv_a;libuv;libuv_a")
 
 if(WIN32)
   set(ZLINK_OS_LIBS ws2_32 mswsock iphlpapi userenv)

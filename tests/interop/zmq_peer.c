@@ -5,7 +5,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+/* Built against libzmq for test_interop; built against zlink (ZLINK_PEER)
+ * as the Windows side of ci/test-windows.sh's cross-process check, where a
+ * Wine-run zlink talks to this same program natively linked to libzmq. */
+#ifdef ZLINK_PEER
+#include <zlink_zmq.h>
+#else
 #include <zmq.h>
+#endif
 
 /* The pattern below must stay identical to the one in tests/test_interop.c:
  * message i has 1 + i % 3 parts, one empty part in every odd message, sizes
