@@ -32,11 +32,16 @@
 #define ZL_POOL_UNUSED
 #endif
 
-#define CLASS_COUNT 8 /* 64 B … 8 KiB */
+#define CLASS_COUNT 14 /* 64 B … 512 KiB */
 #define SMALLEST_SHIFT 6
-#define LOCAL_MAX 256   /* blocks a thread keeps per class */
-#define BATCH 128       /* blocks moved to or from the global list at once */
-#define SLAB_SIZE (256 * 1024)
+/* A thread keeps up to 256 blocks or 1 MiB per class, whichever is fewer,
+ * and moves half of that to or from the global list at once. Large bodies
+ * are pooled too: glibc returns freed large blocks to the OS and faults them
+ * back in, which cost more than the copy itself at 64 KiB. */
+#define LOCAL_BYTES (1024 * 1024)
+#define LOCAL_MAX_BLOCKS 256
+#define SLAB_MIN (256 * 1024)
+#define SLAB_BLOCKS_MIN 8
 
 typedef struct free_block {
     struct free_block *next;
@@ -85,11 +90,28 @@ ZL_POOL_UNUSED static int class_of(size_t size)
 
 static size_t class_size(int c) { return (size_t)1 << (SMALLEST_SHIFT + c); }
 
+static int local_max(int c)
+{
+    size_t by_bytes = LOCAL_BYTES / class_size(c);
+    if (by_bytes < 4)
+        by_bytes = 4;
+    return by_bytes < LOCAL_MAX_BLOCKS ? (int)by_bytes : LOCAL_MAX_BLOCKS;
+}
+
+static int batch_of(int c) { return local_max(c) / 2; }
+
+static size_t slab_size(int c)
+{
+    size_t size = class_size(c) * SLAB_BLOCKS_MIN;
+    return size > SLAB_MIN ? size : SLAB_MIN;
+}
+
 /* Carves a new slab into the global list of class c. Called with that
  * class's lock held. */
 static bool grow(int c)
 {
-    char *slab = malloc(SLAB_SIZE);
+    size_t slab_bytes = slab_size(c);
+    char *slab = malloc(slab_bytes);
     if (!slab)
         return false;
     uv_mutex_lock(&slab_lock);
@@ -107,7 +129,7 @@ static bool grow(int c)
     slabs[slab_count++] = slab;
     uv_mutex_unlock(&slab_lock);
     size_t size = class_size(c);
-    for (size_t off = 0; off + size <= SLAB_SIZE; off += size) {
+    for (size_t off = 0; off + size <= slab_bytes; off += size) {
         free_block *b = (free_block *)(slab + off);
         b->next = globals[c].head;
         globals[c].head = b;
@@ -125,7 +147,7 @@ ZL_POOL_UNUSED static bool refill(int c)
         uv_mutex_unlock(&g->lock);
         return false;
     }
-    for (int i = 0; i < BATCH && g->head; i++) {
+    for (int i = 0; i < batch_of(c) && g->head; i++) {
         free_block *b = g->head;
         g->head = b->next;
         g->count--;
@@ -141,7 +163,7 @@ static void spill(int c)
 {
     global_class *g = &globals[c];
     uv_mutex_lock(&g->lock);
-    for (int i = 0; i < BATCH; i++) {
+    for (int i = 0, n = batch_of(c); i < n; i++) {
         free_block *b = cache.head[c];
         cache.head[c] = b->next;
         cache.count[c]--;
@@ -180,6 +202,6 @@ void zl_pool_free(void *block, uint8_t pool_class)
     free_block *b = block;
     b->next = cache.head[c];
     cache.head[c] = b;
-    if (++cache.count[c] > LOCAL_MAX)
+    if (++cache.count[c] > local_max(c))
         spill(c);
 }
