@@ -60,7 +60,7 @@ typedef struct global_class {
 
 /* initial-exec: a shared library's TLS otherwise costs a __tls_get_addr call
  * per access, more than the rest of the allocation. */
-#if defined(__GNUC__) && !defined(_WIN32)
+#if defined(__GNUC__) && defined(__ELF__)
 #define ZL_FAST_TLS __attribute__((tls_model("initial-exec")))
 #else
 #define ZL_FAST_TLS
