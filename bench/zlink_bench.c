@@ -556,6 +556,7 @@ static int send_message(struct cell *c, void *s, char mark, uint32_t seq,
     if (zmq_msg_init_size(&msg, c->cfg->size) != 0)
         return -1;
     unsigned char *p = zmq_msg_data(&msg);
+    memset(p, 0x5a, c->cfg->size);
     p[0] = (unsigned char)mark;
     memcpy(p + 1, &seq, sizeof seq);
     if (zmq_msg_send(&msg, s, flags) < 0) {

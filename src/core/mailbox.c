@@ -4,6 +4,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <uv.h>
 
 #include "pipe.h"
 
@@ -26,11 +27,22 @@ int zl_mailbox_init(zl_mailbox *mb, zl_mailbox_signal_fn signal, void *arg)
     mb->capacity = MAILBOX_INITIAL_CAPACITY;
     mb->signal = signal;
     mb->signal_arg = arg;
+    atomic_init(&mb->signals_in_flight, 0);
     return 0;
+}
+
+/* Waits out signals that senders decided on under the lock but deliver
+ * after it. They are a syscall long. */
+static void wait_for_signals(zl_mailbox *mb)
+{
+    while (atomic_load_explicit(&mb->signals_in_flight,
+                                memory_order_acquire) > 0)
+        uv_sleep(0);
 }
 
 void zl_mailbox_destroy(zl_mailbox *mb)
 {
+    wait_for_signals(mb);
     /* Nobody sends any more, so the queue can be walked without the lock. */
     for (size_t i = 0; i < mb->count; i++) {
         zl_cmd *cmd = &mb->items[(mb->head + i) & (mb->capacity - 1)];
@@ -69,13 +81,26 @@ void zl_mailbox_send(zl_mailbox *mb, const zl_cmd *cmd)
         mailbox_grow(mb);
     mb->items[(mb->head + mb->count) & (mb->capacity - 1)] = *cmd;
     mb->count++;
-    /* Signalling under the lock is what lets zl_mailbox_set_signal promise
-     * that the old callback is never called once it has returned. Only the
-     * push into an empty queue signals: the receiver drains until empty, so
-     * it cannot miss the commands that follow. */
-    if (mb->count == 1 && mb->signal != NULL)
-        mb->signal(mb->signal_arg);
+    /* Only the push into an empty queue signals: the receiver drains until
+     * empty, so it cannot miss the commands that follow. The signal is
+     * chosen under the lock but delivered after it: a woken owner that
+     * reaches for the lock while we still hold it costs a futex wait and a
+     * second wakeup, per message on a sleeping reader. The in-flight count
+     * lets set_signal and destroy wait for such a signal to finish. */
+    zl_mailbox_signal_fn signal = NULL;
+    void *signal_arg = NULL;
+    if (mb->count == 1 && mb->signal != NULL) {
+        signal = mb->signal;
+        signal_arg = mb->signal_arg;
+        atomic_fetch_add_explicit(&mb->signals_in_flight, 1,
+                                  memory_order_relaxed);
+    }
     uv_mutex_unlock(&mb->lock);
+    if (signal) {
+        signal(signal_arg);
+        atomic_fetch_sub_explicit(&mb->signals_in_flight, 1,
+                                  memory_order_release);
+    }
 }
 
 bool zl_mailbox_recv(zl_mailbox *mb, zl_cmd *out)
@@ -102,4 +127,6 @@ void zl_mailbox_set_signal(zl_mailbox *mb, zl_mailbox_signal_fn signal,
     if (mb->count > 0 && signal != NULL)
         signal(arg);
     uv_mutex_unlock(&mb->lock);
+    /* A sender may still be delivering to the old callback. */
+    wait_for_signals(mb);
 }

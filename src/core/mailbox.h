@@ -3,6 +3,7 @@
 #ifndef ZL_MAILBOX_H
 #define ZL_MAILBOX_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -31,9 +32,9 @@ typedef struct zl_cmd {
     intptr_t arg;
 } zl_cmd;
 
-/* Called under the mailbox's lock, from the sending thread: it must only
- * wake the owner (loop wake, condvar, semaphore), never call back into this
- * mailbox or take a lock held around zl_mailbox_send. */
+/* Called from the sending thread, just after it released the mailbox's
+ * lock: it must only wake the owner (loop wake, condvar, semaphore), never
+ * call back into this mailbox. */
 typedef void (*zl_mailbox_signal_fn)(void *arg);
 
 typedef struct zl_mailbox {
@@ -42,6 +43,7 @@ typedef struct zl_mailbox {
     size_t head, count, capacity;
     zl_mailbox_signal_fn signal;
     void *signal_arg;
+    atomic_int signals_in_flight; /* chosen under the lock, not yet done */
 } zl_mailbox;
 
 int zl_mailbox_init(zl_mailbox *mb, zl_mailbox_signal_fn signal, void *arg);
@@ -53,7 +55,8 @@ void zl_mailbox_send(zl_mailbox *mb, const zl_cmd *cmd);
 /* Pops one command; false when empty. Owner thread only. */
 bool zl_mailbox_recv(zl_mailbox *mb, zl_cmd *out);
 /* Redirects future signals (a closed socket hands its mailbox to the
- * reaper). Signals at once if commands are already queued. */
+ * reaper). Signals at once if commands are already queued. Once it returns,
+ * the old callback is never called again. */
 void zl_mailbox_set_signal(zl_mailbox *mb, zl_mailbox_signal_fn signal,
                            void *arg);
 
