@@ -11,6 +11,7 @@
 
 #include "monitor.h"
 #include "msg.h"
+#include "msg_pool.h"
 #include "pipe.h"
 #include "session.h"
 #include "zmtp/zmtp.h"
@@ -24,7 +25,10 @@ typedef enum zl_engine_state {
 } zl_engine_state;
 
 /* The read buffer. A full read is followed by another at once (the backend
- * decides), so this bounds how much one connection decodes per turn. */
+ * decides), so this bounds how much one connection decodes per turn. It is
+ * held only while the connection is busy: a short read (the socket is
+ * drained) gives it back to the pool, and the next read is a zero-byte
+ * readiness probe. So an idle connection pins no read buffer. */
 #define READ_BUFFER_SIZE (32 * 1024)
 /* Batches start small, which keeps latency low, and double while the pipe
  * stays deep (DESIGN.md §4). */
@@ -36,6 +40,13 @@ typedef enum zl_engine_state {
 #define MAX_INFLIGHT (MAX_IOV / 2)
 /* Room for our own commands (PONG, ERROR, READY) outside the batch. */
 #define COMMAND_ROOM 600
+
+/* What a write in flight points at besides the output buffer. It is 6 KiB,
+ * so it too is held only while there is something to write. */
+typedef struct write_slots {
+    zl_iovec iov[MAX_IOV];
+    zlink_msg_t inflight[MAX_INFLIGHT]; /* bodies the iovecs point into */
+} write_slots;
 
 struct zl_engine {
     zl_engine_state state;
@@ -52,8 +63,10 @@ struct zl_engine {
     /* Input. */
     zl_op read_op;
     bool read_pending, read_direct;
+    bool read_probe; /* the pending read is a zero-byte readiness probe */
     bool input_stopped; /* backpressure: the pipe is at its HWM */
-    uint8_t *in_buf;
+    uint8_t *in_buf; /* NULL while idle */
+    uint8_t in_buf_class;
     size_t in_pos, in_end;
     zl_decoder decoder;
     zlink_msg_t stalled; /* a decoded part the pipe had no room for */
@@ -70,11 +83,12 @@ struct zl_engine {
     bool pipe_closed; /* pulled the socket's delimiter */
     zlink_msg_t stalled_out; /* a pulled part the batch had no room for */
     bool has_stalled_out;
-    uint8_t *out_buf;
+    uint8_t *out_buf; /* NULL while nothing is being written */
+    uint8_t out_buf_class;
     size_t out_cap, out_len, segment_start, batch_limit;
-    zl_iovec iov[MAX_IOV];
+    write_slots *slots; /* NULL while nothing is being written */
+    uint8_t slots_class;
     int iov_count;
-    zlink_msg_t inflight[MAX_INFLIGHT]; /* bodies the iovecs point into */
     int inflight_count;
     uint8_t commands[COMMAND_ROOM]; /* queued commands of our own */
     size_t commands_len;
@@ -88,6 +102,33 @@ static void start_read(zl_engine *e);
 static void fill_output(zl_engine *e);
 static void fail(zl_engine *e, bool protocol);
 
+/* Both buffers come from the message pool: taking and giving them back
+ * around every burst costs a per-thread free-list operation. */
+static bool acquire_in_buf(zl_engine *e)
+{
+    if (!e->in_buf)
+        e->in_buf = zl_pool_alloc(READ_BUFFER_SIZE, &e->in_buf_class);
+    return e->in_buf != NULL;
+}
+
+static void release_in_buf(zl_engine *e)
+{
+    if (e->in_buf)
+        zl_pool_free(e->in_buf, e->in_buf_class);
+    e->in_buf = NULL;
+}
+
+static void release_out_buf(zl_engine *e)
+{
+    if (e->out_buf)
+        zl_pool_free(e->out_buf, e->out_buf_class);
+    e->out_buf = NULL;
+    e->out_cap = 0;
+    if (e->slots)
+        zl_pool_free(e->slots, e->slots_class);
+    e->slots = NULL;
+}
+
 static void maybe_free(zl_engine *e)
 {
     if (e->state != ZL_ENGINE_CLOSED || e->session || e->pending_ops > 0)
@@ -98,9 +139,9 @@ static void maybe_free(zl_engine *e)
     if (e->has_stalled_out)
         zlink_msg_close(&e->stalled_out);
     for (int i = 0; i < e->inflight_count; i++)
-        zlink_msg_close(&e->inflight[i]);
-    free(e->in_buf);
-    free(e->out_buf);
+        zlink_msg_close(&e->slots->inflight[i]);
+    release_in_buf(e);
+    release_out_buf(e);
     free(e);
 }
 
@@ -168,10 +209,21 @@ static bool ensure_out_capacity(zl_engine *e, size_t need)
     size_t cap = e->out_cap ? e->out_cap : BATCH_MIN;
     while (cap < e->out_len + need)
         cap *= 2;
-    uint8_t *grown = realloc(e->out_buf, cap);
+    if (!e->slots) {
+        e->slots = zl_pool_alloc(sizeof *e->slots, &e->slots_class);
+        if (!e->slots)
+            return false;
+    }
+    uint8_t grown_class;
+    uint8_t *grown = zl_pool_alloc(cap, &grown_class);
     if (!grown)
         return false;
+    if (e->out_len)
+        memcpy(grown, e->out_buf, e->out_len);
+    if (e->out_buf)
+        zl_pool_free(e->out_buf, e->out_buf_class);
     e->out_buf = grown;
+    e->out_buf_class = grown_class;
     e->out_cap = cap;
     return true;
 }
@@ -179,8 +231,8 @@ static bool ensure_out_capacity(zl_engine *e, size_t need)
 static void close_segment(zl_engine *e)
 {
     if (e->out_len > e->segment_start) {
-        e->iov[e->iov_count].base = e->out_buf + e->segment_start;
-        e->iov[e->iov_count].len = e->out_len - e->segment_start;
+        e->slots->iov[e->iov_count].base = e->out_buf + e->segment_start;
+        e->slots->iov[e->iov_count].len = e->out_len - e->segment_start;
         e->iov_count++;
     }
     e->segment_start = e->out_len;
@@ -245,11 +297,11 @@ static bool encode_part(zl_engine *e, zlink_msg_t *msg)
         return true;
     }
     close_segment(e);
-    e->iov[e->iov_count].base = (void *)(body + skip);
-    e->iov[e->iov_count].len = payload;
+    e->slots->iov[e->iov_count].base = (void *)(body + skip);
+    e->slots->iov[e->iov_count].len = payload;
     e->iov_count++;
-    zlink_msg_init(&e->inflight[e->inflight_count]);
-    zlink_msg_move(&e->inflight[e->inflight_count], msg);
+    zlink_msg_init(&e->slots->inflight[e->inflight_count]);
+    zlink_msg_move(&e->slots->inflight[e->inflight_count], msg);
     e->inflight_count++;
     zlink_msg_close(msg);
     return true;
@@ -286,7 +338,7 @@ static void on_write(zl_op *op, int status, size_t bytes)
     zl_engine *e = op->data;
     e->write_pending = false;
     for (int i = 0; i < e->inflight_count; i++)
-        zlink_msg_close(&e->inflight[i]);
+        zlink_msg_close(&e->slots->inflight[i]);
     e->inflight_count = 0;
     e->out_len = e->segment_start = 0;
     e->iov_count = 0;
@@ -344,6 +396,8 @@ static void fill_output(zl_engine *e)
     close_segment(e);
     if (e->iov_count == 0) {
         e->out_len = e->segment_start = 0;
+        /* Nothing to write: an idle connection keeps no output buffer. */
+        release_out_buf(e);
         /* The ERROR is on the wire: now close (spec 37: ERROR, then
          * close). */
         if (e->state == ZL_ENGINE_FAILING) {
@@ -356,7 +410,7 @@ static void fill_output(zl_engine *e)
     }
     e->write_pending = true;
     e->pending_ops++;
-    zl_handle_write(e->handle, &e->write_op, e->iov, e->iov_count);
+    zl_handle_write(e->handle, &e->write_op, e->slots->iov, e->iov_count);
 }
 
 /* Queues one of our own commands (PONG, PING, ERROR) for the next write. */
@@ -613,6 +667,10 @@ static void read_done(zl_engine *e, size_t bytes)
         e->in_pos = 0;
         e->in_end = bytes;
         process_input(e);
+        /* A short read drained the socket: until it is readable again the
+         * buffer is the pool's (unless backpressure left input in it). */
+        if (bytes < READ_BUFFER_SIZE && e->in_pos == e->in_end)
+            release_in_buf(e);
     }
     start_read(e);
 }
@@ -624,7 +682,16 @@ static void on_read(zl_op *op, int status, size_t bytes)
     /* pending_ops still counts this read: a protocol error found while
      * decoding closes the engine, and must not free it under us. */
     if (e->state != ZL_ENGINE_CLOSED) {
-        if (status != 0 || bytes == 0)
+        if (status != 0)
+            fail(e, false);
+        else if (e->read_probe) {
+            /* Readable now (data or the FIN): read into a buffer. */
+            e->read_probe = false;
+            if (acquire_in_buf(e))
+                start_read(e);
+            else
+                fail(e, false);
+        } else if (bytes == 0)
             fail(e, false);
         else
             read_done(e, bytes);
@@ -644,7 +711,11 @@ static void start_read(zl_engine *e)
     void *buf;
     size_t len;
     e->read_direct = zl_decoder_direct_buffer(&e->decoder, &buf, &len);
-    if (!e->read_direct) {
+    e->read_probe = !e->read_direct && !e->in_buf;
+    if (e->read_probe) {
+        buf = e->greeting; /* a valid address, though nothing is read */
+        len = 0;
+    } else if (!e->read_direct) {
         buf = e->in_buf;
         len = READ_BUFFER_SIZE;
     }
@@ -681,11 +752,6 @@ zl_engine *zl_engine_create(zl_session *session, zl_loop *loop,
     zl_engine *e = calloc(1, sizeof *e);
     if (!e)
         return NULL;
-    e->in_buf = malloc(READ_BUFFER_SIZE);
-    if (!e->in_buf) {
-        free(e);
-        return NULL;
-    }
     e->session = session;
     e->loop = loop;
     e->handle = handle;
