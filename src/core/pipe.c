@@ -9,10 +9,13 @@
 
 #include "msg.h"
 
-/* 256 messages of 64 bytes: 16 KiB, as libzmq's message_pipe_granularity.
- * Fewer chunk changes per message, at the price of the memory of one chunk
- * per direction even for an idle pipe. */
+/* 256 messages of 64 bytes: 16 KiB, as libzmq's message_pipe_granularity:
+ * few chunk changes per message. A queue starts with a small chunk instead,
+ * so that the pipes of thousands of quiet connections cost a kilobyte per
+ * direction, not a page; the first chunk that fills is followed by full-size
+ * ones, and the small one is freed rather than recycled. */
 #define CHUNK_MSGS 256
+#define FIRST_CHUNK_MSGS 16
 
 /* Keeps the fields that one thread writes off the cache lines that the other
  * thread writes. malloc's alignment is less than a line, so the gap is a
@@ -20,9 +23,20 @@
 #define CACHE_LINE 64
 
 typedef struct zl_chunk {
-    zlink_msg_t msgs[CHUNK_MSGS];
     struct zl_chunk *next;
+    int cap; /* slots in msgs; fixed when the chunk is made */
+    zlink_msg_t msgs[];
 } zl_chunk;
+
+static zl_chunk *chunk_new(int cap)
+{
+    zl_chunk *chunk = malloc(sizeof *chunk + (size_t)cap * sizeof(zlink_msg_t));
+    if (chunk != NULL) {
+        chunk->next = NULL;
+        chunk->cap = cap;
+    }
+    return chunk;
+}
 
 /* The reader's sleep flag shares one word with the published count, as in
  * libzmq's ypipe: the reader sets it with a CAS that fails if anything was
@@ -92,10 +106,9 @@ struct zl_pipe_shared {
 static int queue_init(struct zl_msg_queue *q, int hwm)
 {
     memset(q, 0, sizeof *q);
-    zl_chunk *chunk = malloc(sizeof *chunk);
+    zl_chunk *chunk = chunk_new(FIRST_CHUNK_MSGS);
     if (chunk == NULL)
         return -1;
-    chunk->next = NULL;
     q->write_chunk = chunk;
     q->start_chunk = chunk;
     q->read_chunk = chunk;
@@ -116,7 +129,7 @@ static void queue_destroy(struct zl_msg_queue *q)
     zl_chunk *chunk = q->read_chunk;
     int pos = q->read_pos;
     for (uint64_t n = q->written_parts - q->read_parts; n > 0; n--) {
-        if (pos == CHUNK_MSGS) {
+        if (pos == chunk->cap) {
             chunk = chunk->next;
             pos = 0;
         }
@@ -244,7 +257,7 @@ static bool ensure_next_chunk(struct zl_msg_queue *q)
     zl_chunk *chunk =
         atomic_exchange_explicit(&q->spare, NULL, memory_order_acq_rel);
     if (chunk == NULL) {
-        chunk = malloc(sizeof *chunk);
+        chunk = chunk_new(CHUNK_MSGS);
         if (chunk == NULL)
             return false;
     }
@@ -288,7 +301,7 @@ bool zl_pipe_write(zl_pipe *p, zlink_msg_t *msg)
         return false;
     /* Linking the next chunk before filling the last slot keeps write_pos
      * on a free slot, so the delimiter never needs memory. */
-    if (q->write_pos == CHUNK_MSGS - 1 && !ensure_next_chunk(q)) {
+    if (q->write_pos == q->write_chunk->cap - 1 && !ensure_next_chunk(q)) {
         errno = ENOMEM;
         return false;
     }
@@ -299,7 +312,7 @@ bool zl_pipe_write(zl_pipe *p, zlink_msg_t *msg)
     zlink_msg_t *slot = &q->write_chunk->msgs[q->write_pos];
     memcpy(slot, msg, sizeof *slot);
     zlink_msg_init(msg);
-    if (++q->write_pos == CHUNK_MSGS) {
+    if (++q->write_pos == q->write_chunk->cap) {
         q->write_chunk = q->write_chunk->next;
         q->write_pos = 0;
     }
@@ -338,7 +351,7 @@ void zl_pipe_rollback(zl_pipe *p)
     int pos = q->start_pos;
     for (uint64_t n = q->written_parts - q->complete_parts; n > 0; n--) {
         zlink_msg_close(&chunk->msgs[pos]);
-        if (++pos == CHUNK_MSGS) {
+        if (++pos == chunk->cap) {
             chunk = chunk->next;
             pos = 0;
         }
@@ -394,9 +407,14 @@ static bool refill(zl_pipe *p)
     return false;
 }
 
-/* Hands the reader's old chunk to the writer as its spare. */
+/* Hands the reader's old chunk to the writer as its spare; the small first
+ * chunk is not worth keeping. */
 static void recycle_chunk(struct zl_msg_queue *q, zl_chunk *chunk)
 {
+    if (chunk->cap != CHUNK_MSGS) {
+        free(chunk);
+        return;
+    }
     zl_chunk *old =
         atomic_exchange_explicit(&q->spare, chunk, memory_order_acq_rel);
     free(old);
@@ -410,7 +428,7 @@ zl_pipe_read_result zl_pipe_read(zl_pipe *p, zlink_msg_t *msg)
     if (q->read_parts == q->read_limit && !refill(p))
         return ZL_PIPE_EMPTY;
 
-    if (q->read_pos == CHUNK_MSGS) {
+    if (q->read_pos == q->read_chunk->cap) {
         zl_chunk *next = q->read_chunk->next;
         recycle_chunk(q, q->read_chunk);
         q->read_chunk = next;
