@@ -90,6 +90,7 @@ struct zl_engine {
     uint8_t slots_class;
     int iov_count;
     int inflight_count;
+    size_t inflight_bytes; /* zero-copy bytes in this batch */
     uint8_t commands[COMMAND_ROOM]; /* queued commands of our own */
     size_t commands_len;
 
@@ -303,6 +304,7 @@ static bool encode_part(zl_engine *e, zlink_msg_t *msg)
     zlink_msg_init(&e->slots->inflight[e->inflight_count]);
     zlink_msg_move(&e->slots->inflight[e->inflight_count], msg);
     e->inflight_count++;
+    e->inflight_bytes += payload;
     zlink_msg_close(msg);
     return true;
 }
@@ -311,7 +313,7 @@ static bool encode_part(zl_engine *e, zlink_msg_t *msg)
  * stopped because it was full (the pipe is deep). */
 static bool fill_batch(zl_engine *e)
 {
-    while (e->out_len < e->batch_limit &&
+    while (e->out_len + e->inflight_bytes < e->batch_limit &&
            e->iov_count + 2 < MAX_IOV) {
         zlink_msg_t msg;
         zlink_msg_init(&msg);
@@ -340,6 +342,7 @@ static void on_write(zl_op *op, int status, size_t bytes)
     for (int i = 0; i < e->inflight_count; i++)
         zlink_msg_close(&e->slots->inflight[i]);
     e->inflight_count = 0;
+    e->inflight_bytes = 0;
     e->out_len = e->segment_start = 0;
     e->iov_count = 0;
     /* pending_ops still counts this write, so that a close inside cannot

@@ -5,6 +5,7 @@
 
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/epoll.h>
 
@@ -19,6 +20,32 @@ struct zl_epoll_link {
     struct zl_epoll_link *prev;
     struct zl_epoll_link *next;
 };
+
+static inline void link_init(struct zl_epoll_link *node)
+{
+    node->prev = node;
+    node->next = node;
+}
+
+static inline bool link_linked(const struct zl_epoll_link *node)
+{
+    return node->next != node;
+}
+
+static inline void link_remove(struct zl_epoll_link *node)
+{
+    node->prev->next = node->next;
+    node->next->prev = node->prev;
+    link_init(node);
+}
+
+static inline void link_append(struct zl_epoll_link *list, struct zl_epoll_link *node)
+{
+    node->prev = list->prev;
+    node->next = list;
+    list->prev->next = node;
+    list->prev = node;
+}
 
 enum zl_epoll_kind { ZL_EPOLL_HANDLE, ZL_EPOLL_LISTENER };
 
@@ -39,6 +66,7 @@ struct zl_handle {
     struct zl_epoll_io io;
     zl_op *read_op;
     zl_op *write_op; /* the connect op while connecting */
+    struct zl_epoll_link write_link; /* in the loop's deferred writes */
     bool writable;   /* no EAGAIN or partial write since the last EPOLLOUT */
     /* RDHUP, HUP or ERR seen: no further EPOLLIN edge will come, so a short
      * read must not mark the input drained or EOF would never be read. */
@@ -60,6 +88,7 @@ struct zl_loop {
     void *wake_arg;
     struct zl_epoll_link ready;   /* ios whose pending op can proceed now */
     struct zl_epoll_link closing; /* closed ios waiting for their completions */
+    struct zl_epoll_link deferred_writes; /* handles, via write_link */
     zl_op *completed_head;        /* FIFO of finished ops not yet dispatched */
     zl_op *completed_tail;
     struct zl_timer_heap timers;
@@ -92,6 +121,9 @@ void zl_epoll_set_nodelay(int fd, int family);
 
 /* read.c: the pending read of a handle on the ready list. */
 void zl_epoll_read_ready(zl_handle *h);
+/* loop.c: runs h's pending write once no read is ready (at the latest at the
+ * end of the pass); a no-op when already deferred. */
+void zl_epoll_write_defer(zl_handle *h);
 /* write.c: continues the pending write after EPOLLOUT. */
 void zl_epoll_write_ready(zl_handle *h);
 /* connect.c: finishes the pending connect after EPOLLOUT. */

@@ -16,6 +16,7 @@ zl_handle *zl_epoll_handle_new(zl_loop *loop, int fd)
     if (!h)
         return NULL;
     zl_epoll_io_init(&h->io, loop, fd, ZL_EPOLL_HANDLE);
+    link_init(&h->write_link);
     /* A connected socket can take the first write; the first read waits for
      * the EPOLLIN edge that registration reports when data is queued. */
     h->writable = true;
@@ -54,6 +55,7 @@ void zl_handle_cancel(zl_handle *h)
     zl_op *read_op = h->read_op;
     zl_op *write_op = h->write_op;
     zl_epoll_ready_remove(&h->io);
+    link_remove(&h->write_link);
     h->read_op = NULL;
     h->write_op = NULL;
     h->connecting = false;

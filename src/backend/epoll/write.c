@@ -1,5 +1,6 @@
-/* write.c — the write path of a handle: sendmsg inside the submitting call,
- * the remainder after EPOLLOUT, the completion always deferred. */
+/* write.c — the write path of a handle: sendmsg once the loop has served
+ * the reads that are ready (loop.c), the remainder after EPOLLOUT, the
+ * completion always deferred. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
@@ -94,7 +95,7 @@ void zl_handle_write(zl_handle *h, zl_op *op, const zl_iovec *iov, int n)
     op->impl.req.write.offset = 0;
     h->write_op = op;
     if (h->writable)
-        zl_epoll_write_ready(h);
+        zl_epoll_write_defer(h);
 }
 
 void zl_epoll_write_ready(zl_handle *h)
