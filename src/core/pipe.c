@@ -378,6 +378,17 @@ static void maybe_activate_writer(zl_pipe *p)
         send_cmd(p->peer, ZL_CMD_ACTIVATE_WRITE);
 }
 
+/* initial-exec: a shared library's TLS otherwise costs a __tls_get_addr call
+ * per access (as in msg_pool.c). */
+#if defined(__GNUC__) && defined(__ELF__)
+#define ZL_PIPE_FAST_TLS __attribute__((tls_model("initial-exec")))
+#else
+#define ZL_PIPE_FAST_TLS
+#endif
+static _Thread_local bool reader_kept_awake ZL_PIPE_FAST_TLS;
+
+void zl_pipe_keep_reader_awake(bool awake) { reader_kept_awake = awake; }
+
 /* Loads what the writer published. Finding nothing puts this end to sleep,
  * but only if the count is still the one we saw: the CAS fails when a flush
  * came in between, and we go on with its parts instead. */
@@ -389,6 +400,10 @@ static bool refill(zl_pipe *p)
         if (seen >> PARTS_SHIFT != q->read_parts) {
             q->read_limit = seen >> PARTS_SHIFT;
             return true;
+        }
+        if (reader_kept_awake) {
+            p->left_awake = true;
+            return false;
         }
         if (seen & READER_ASLEEP)
             break; /* still asleep from an earlier look */
@@ -453,6 +468,14 @@ zl_pipe_read_result zl_pipe_read(zl_pipe *p, zlink_msg_t *msg)
             maybe_activate_writer(p);
     }
     return ZL_PIPE_MSG;
+}
+
+bool zl_pipe_has_published(zl_pipe *p)
+{
+    struct zl_msg_queue *q = p->in;
+    uint64_t seen = atomic_load_explicit(&q->published, memory_order_acquire);
+    return p->closed || q->read_parts != q->read_limit ||
+           seen >> PARTS_SHIFT != q->read_parts;
 }
 
 bool zl_pipe_check_read(zl_pipe *p)

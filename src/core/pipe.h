@@ -61,6 +61,7 @@ struct zl_pipe {
     bool closed;              /* we read the peer's delimiter */
     bool released;
     bool in_message;          /* the last write had MORE set */
+    bool left_awake;          /* found empty while kept awake: not asleep */
 };
 
 /* Creates both ends. hwm 0 means no limit. a_to_b_hwm limits messages that
@@ -82,6 +83,15 @@ bool zl_pipe_write(zl_pipe *p, zlink_msg_t *msg);
 void zl_pipe_flush(zl_pipe *p);
 /* Drops the parts of an unfinished multipart message. */
 void zl_pipe_rollback(zl_pipe *p);
+
+/* While set (per thread), a reader that finds a queue empty does not go to
+ * sleep on it: the end is marked left_awake instead, and its writer
+ * publishes without sending ACTIVATE_READ. So whoever set it must, before
+ * it sleeps or returns, settle every end left awake: zl_pipe_check_read
+ * (with the flag cleared) either finds data or puts the end to sleep. */
+void zl_pipe_keep_reader_awake(bool awake);
+/* True when a read would not find the queue empty; never sleeps. */
+bool zl_pipe_has_published(zl_pipe *p);
 
 /* Reading. *msg is overwritten, not closed: pass an empty or closed one. */
 zl_pipe_read_result zl_pipe_read(zl_pipe *p, zlink_msg_t *msg);

@@ -11,7 +11,9 @@
 #include "ctx.h"
 #include "monitor.h"
 #include "msg.h"
+#include "pipe.h"
 #include "session.h"
+#include "spin.h"
 #include "transport/address.h"
 #include "transport/inproc.h"
 #include "transport/listener.h"
@@ -240,10 +242,75 @@ static int remaining_ms(uint64_t deadline)
     return now >= deadline ? 0 : (int)(deadline - now);
 }
 
+/* A blocking receive retries for a few microseconds before it sleeps
+ * (spin.h), with its pipes kept awake so that their writers send no
+ * ACTIVATE_READ meanwhile. A spin that found nothing makes the next ones
+ * skipped for a while: a peer that answers in 40 µs (tcp) gains nothing
+ * from it and loses the CPU the I/O thread needs. Sockets with many pipes
+ * do not spin: watching them all costs more than it saves. */
+#define SPINS_SKIPPED_AFTER_A_MISS 16
+#define SPIN_MAX_PIPES 8
+
+static bool may_spin(zl_socket *s)
+{
+    if (s->pipe_count == 0 || s->pipe_count > SPIN_MAX_PIPES)
+        return false;
+    if (s->spins_to_skip > 0) {
+        s->spins_to_skip--;
+        return false;
+    }
+    return true;
+}
+
+/* The pattern took every pipe it found empty for asleep and waits for its
+ * ACTIVATE_READ. A pipe left awake gets none, so it is activated here once
+ * it has data, or (unless only_with_data) put to sleep for real. */
+static void settle_awake_pipes(zl_socket *s, bool only_with_data)
+{
+    for (size_t i = 0; i < s->pipe_count; i++) {
+        zl_pipe *p = s->pipes[i];
+        if (!p->left_awake)
+            continue;
+        bool ready = only_with_data ? zl_pipe_has_published(p)
+                                    : zl_pipe_check_read(p);
+        if (!ready && only_with_data)
+            continue;
+        p->left_awake = false;
+        if (ready)
+            s->ops->read_activated(s, p);
+        /* read_activated may drop pipes: start again, it is a short list. */
+        i = (size_t)-1;
+    }
+}
+
+/* 0 with a message, or -1 with errno (EAGAIN: nothing came in time). */
+static int spin_receive(zl_socket *s, int (*op)(zl_socket *, zlink_msg_t *),
+                        zlink_msg_t *msg)
+{
+    uint64_t until = uv_hrtime() + ZL_SPIN_BEFORE_SLEEP_NS;
+    do {
+        for (int i = 0; i < 16; i++) {
+            if (atomic_load_explicit(&s->commands_pending,
+                                     memory_order_relaxed) &&
+                zl_socket_process_commands(s, 0) != 0)
+                return -1;
+            settle_awake_pipes(s, true);
+            if (op(s, msg) == 0)
+                return 0;
+            if (errno != EAGAIN)
+                return -1;
+            zl_cpu_relax();
+        }
+    } while (uv_hrtime() < until);
+    s->spins_to_skip = SPINS_SKIPPED_AFTER_A_MISS;
+    errno = EAGAIN;
+    return -1;
+}
+
 /* Runs op until it succeeds, fails for a reason other than EAGAIN, or the
- * timeout passes. */
+ * timeout passes. A blocking receive spins briefly before it sleeps. */
 static int with_timeout(zl_socket *s, int (*op)(zl_socket *, zlink_msg_t *),
-                        zlink_msg_t *msg, int flags, int timeout)
+                        zlink_msg_t *msg, int flags, int timeout, bool spin)
 {
     if (zl_ctx_terminating(s->ctx)) {
         errno = ETERM;
@@ -255,14 +322,30 @@ static int with_timeout(zl_socket *s, int (*op)(zl_socket *, zlink_msg_t *),
     if (atomic_load_explicit(&s->commands_pending, memory_order_relaxed) &&
         zl_socket_process_commands(s, 0) != 0)
         return -1;
-    if (op(s, msg) == 0)
-        return 0;
+    spin = spin && !(flags & ZLINK_DONTWAIT) && timeout != 0 && may_spin(s);
+    zl_pipe_keep_reader_awake(spin);
+    int rc = op(s, msg);
     /* Before giving up or sleeping, take in what other threads told us:
      * new pipes (a ROUTER's EHOSTUNREACH may be one of them), room or
      * messages on existing ones. */
-    if (zl_socket_process_commands(s, 0) != 0)
-        return -1;
-    if (op(s, msg) == 0)
+    if (rc != 0 && errno == EAGAIN) {
+        rc = zl_socket_process_commands(s, 0);
+        if (rc == 0)
+            rc = op(s, msg);
+    }
+    if (rc != 0 && errno == EAGAIN && spin)
+        rc = spin_receive(s, op, msg);
+    if (spin) {
+        int saved = errno;
+        zl_pipe_keep_reader_awake(false);
+        settle_awake_pipes(s, false);
+        errno = saved;
+        /* A message that came after the last look was activated just now,
+         * or its flush will wake us. */
+        if (rc != 0 && errno == EAGAIN)
+            rc = op(s, msg);
+    }
+    if (rc == 0)
         return 0;
     if (errno != EAGAIN || (flags & ZLINK_DONTWAIT) || timeout == 0)
         return -1;
@@ -293,7 +376,8 @@ int zl_socket_send_msg(zl_socket *s, zlink_msg_t *msg, int flags)
         zl_msg_set_flags(msg, ZL_MSG_MORE);
     else
         zl_msg_reset_flags(msg, ZL_MSG_MORE);
-    int rc = with_timeout(s, s->ops->send, msg, flags, s->options.sndtimeo);
+    int rc =
+        with_timeout(s, s->ops->send, msg, flags, s->options.sndtimeo, false);
     if (rc != 0)
         zl_msg_reset_flags(msg, ZL_MSG_MORE);
     return rc;
@@ -301,7 +385,8 @@ int zl_socket_send_msg(zl_socket *s, zlink_msg_t *msg, int flags)
 
 int zl_socket_recv_msg(zl_socket *s, zlink_msg_t *msg, int flags)
 {
-    int rc = with_timeout(s, s->ops->recv, msg, flags, s->options.rcvtimeo);
+    int rc =
+        with_timeout(s, s->ops->recv, msg, flags, s->options.rcvtimeo, true);
     if (rc == 0)
         s->rcvmore = (zl_msg_flags(msg) & ZL_MSG_MORE) != 0;
     return rc;

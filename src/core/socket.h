@@ -43,6 +43,7 @@ typedef struct zl_socket {
      * succeeding still takes in new peers and activations, as libzmq's
      * do (it checks every millisecond; a flag costs a load). */
     atomic_bool commands_pending;
+    int spins_to_skip; /* blocking receives that sleep without spinning */
 
     zl_pipe **pipes; /* every attached pipe; pipe->owner_index is its slot */
     size_t pipe_count, pipe_capacity;
