@@ -32,8 +32,14 @@
 #define ZL_POOL_UNUSED
 #endif
 
-#define CLASS_COUNT 14 /* 64 B … 512 KiB */
+#define CLASS_COUNT 14 /* 64 B … 512 KiB, each plus HEADROOM */
 #define SMALLEST_SHIFT 6
+/* Bodies come in powers of two (1 KiB, 64 KiB, …) and carry a 48-byte
+ * header (msg.h): a class of 2^k + 64 bytes holds a 2^k body, where a plain
+ * 2^k class took the next one up and wasted half of every block (and, with
+ * a deep queue, half the page faults). A multiple of 64 keeps blocks on
+ * cache lines. */
+#define HEADROOM 64
 /* A thread keeps up to 256 blocks or 1 MiB per class, whichever is fewer,
  * and moves half of that to or from the global list at once. Large bodies
  * are pooled too: glibc returns freed large blocks to the OS and faults them
@@ -83,12 +89,15 @@ ZL_POOL_UNUSED static int class_of(size_t size)
 {
     size_t block = (size_t)1 << SMALLEST_SHIFT;
     for (int c = 0; c < CLASS_COUNT; c++, block <<= 1)
-        if (size <= block)
+        if (size <= block + HEADROOM)
             return c;
     return -1;
 }
 
-static size_t class_size(int c) { return (size_t)1 << (SMALLEST_SHIFT + c); }
+static size_t class_size(int c)
+{
+    return ((size_t)1 << (SMALLEST_SHIFT + c)) + HEADROOM;
+}
 
 static int local_max(int c)
 {
