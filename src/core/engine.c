@@ -258,9 +258,32 @@ static size_t subscription_prefix(zl_engine *e, const zlink_msg_t *msg,
     return 1; /* the 0x01/0x00 byte the command replaces */
 }
 
+static uint8_t frame_flags_of(uint8_t msg_flags)
+{
+    uint8_t frame_flags = 0;
+    if (msg_flags & ZL_MSG_MORE)
+        frame_flags |= ZL_FRAME_MORE;
+    if (msg_flags & ZL_MSG_COMMAND)
+        frame_flags |= ZL_FRAME_COMMAND;
+    return frame_flags;
+}
+
 /* Encodes one part; false when the batch has no room left for it. */
 static bool encode_part(zl_engine *e, zlink_msg_t *msg)
 {
+    /* The usual part: a copied body that is not a subscription. */
+    uint8_t msg_flags = zl_msg_flags(msg);
+    size_t msg_size = zlink_msg_size(msg);
+    if (!(msg_flags & (ZL_MSG_SUBSCRIBE | ZL_MSG_CANCEL)) &&
+        msg_size < ZERO_COPY_MIN) {
+        if (!ensure_out_capacity(e, ZL_FRAME_HEADER_MAX + msg_size))
+            return false;
+        e->out_len += zl_frame_header_encode(
+            e->out_buf + e->out_len, frame_flags_of(msg_flags), msg_size);
+        append_bytes(e, zlink_msg_data(msg), msg_size);
+        zlink_msg_close(msg);
+        return true;
+    }
     const uint8_t *body = zlink_msg_data(msg);
     size_t size = zlink_msg_size(msg);
     uint8_t flags = zl_msg_flags(msg);
@@ -276,10 +299,7 @@ static bool encode_part(zl_engine *e, zlink_msg_t *msg)
         memcpy(name + 1, command, name_len);
         name_len += 1;
     } else {
-        if (flags & ZL_MSG_MORE)
-            frame_flags |= ZL_FRAME_MORE;
-        if (flags & ZL_MSG_COMMAND)
-            frame_flags |= ZL_FRAME_COMMAND;
+        frame_flags = frame_flags_of(flags);
     }
     size_t payload = size - skip;
     bool zero_copy = payload >= ZERO_COPY_MIN;

@@ -44,18 +44,29 @@ void zl_decoder_destroy(zl_decoder *d)
     d->state = DECODER_FAILED;
 }
 
+static uint8_t msg_flags_of(uint8_t frame_flags)
+{
+    uint8_t flags = 0;
+    if (frame_flags & ZL_FRAME_MORE)
+        flags |= ZL_MSG_MORE;
+    if (frame_flags & ZL_FRAME_COMMAND)
+        flags |= ZL_MSG_COMMAND;
+    return flags;
+}
+
 /* Hands the finished body to the caller and gets ready for the next frame. */
 static zl_decode_result finish_frame(zl_decoder *d, zlink_msg_t *out)
 {
-    uint8_t flags = 0;
-    if (d->flags & ZL_FRAME_MORE)
-        flags |= ZL_MSG_MORE;
-    if (d->flags & ZL_FRAME_COMMAND)
-        flags |= ZL_MSG_COMMAND;
-    zl_msg_set_flags(&d->msg, flags);
+    zl_msg_set_flags(&d->msg, msg_flags_of(d->flags));
     *out = d->msg;
     start_header(d);
     return ZL_DECODE_FRAME;
+}
+
+static bool flags_valid(uint8_t flags)
+{
+    return !(flags & ZL_FRAME_RESERVED) &&
+           !((flags & ZL_FRAME_COMMAND) && (flags & ZL_FRAME_MORE));
 }
 
 /* Rejects a bad flags byte before the size arrives, so that a peer speaking
@@ -65,7 +76,7 @@ static zl_decode_result check_flags(zl_decoder *d)
     uint8_t flags = d->header[0];
     if (flags & ZL_FRAME_RESERVED)
         return fail(d, ZL_DECODE_ERR_RESERVED_FLAGS);
-    if ((flags & ZL_FRAME_COMMAND) && (flags & ZL_FRAME_MORE))
+    if (!flags_valid(flags))
         return fail(d, ZL_DECODE_ERR_BAD_COMMAND_FLAGS);
     d->flags = flags;
     d->header_need = (flags & ZL_FRAME_LONG) ? ZL_FRAME_HEADER_MAX : 2;
@@ -134,12 +145,37 @@ static void take_body(zl_decoder *d, const uint8_t *data, size_t len,
     *pos += n;
 }
 
+/* A whole short frame at the start of the input, the usual case on a busy
+ * connection, decoded without the byte-by-byte header state. Returns false
+ * to leave anything else (long, partial, invalid, too large, no memory) to
+ * the general path, which reports it. */
+static bool decode_short_frame(zl_decoder *d, const uint8_t *data, size_t len,
+                               size_t *consumed, zlink_msg_t *out)
+{
+    if (d->state != DECODING_HEADER || d->header_have != 0 || len < 2)
+        return false;
+    uint8_t frame_flags = data[0];
+    size_t size = data[1];
+    if ((frame_flags & ZL_FRAME_LONG) || !flags_valid(frame_flags) ||
+        len - 2 < size ||
+        (d->max_msg_size >= 0 && size > (uint64_t)d->max_msg_size) ||
+        zlink_msg_init_size(out, size) != 0)
+        return false;
+    if (size > 0)
+        memcpy(zlink_msg_data(out), data + 2, size);
+    zl_msg_set_flags(out, msg_flags_of(frame_flags));
+    *consumed = 2 + size;
+    return true;
+}
+
 zl_decode_result zl_decoder_decode(zl_decoder *d, const uint8_t *data,
                                    size_t len, size_t *consumed,
                                    zlink_msg_t *out)
 {
     size_t pos = 0;
     zl_decode_result result = ZL_DECODE_NEED_MORE;
+    if (decode_short_frame(d, data, len, consumed, out))
+        return ZL_DECODE_FRAME;
     *consumed = 0;
     if (d->state == DECODER_FAILED)
         return ZL_DECODE_ERROR;
