@@ -116,12 +116,14 @@ ZLINK_EXPORT int zlink_ctx_shutdown(void *context);
 ZLINK_EXPORT int zlink_ctx_set(void *context, int option, int optval);
 ZLINK_EXPORT int zlink_ctx_get(void *context, int option);
 
-/* Messages. */
+/* Messages. 128 bytes (libzmq's zmq_msg_t has 64): bodies up to 112 bytes
+ * travel inside the message itself, with no allocation anywhere on their
+ * way, which more than doubles the rate of small messages. */
 typedef struct zlink_msg_t {
 #if defined(_MSC_VER)
-    __declspec(align(8)) unsigned char _[64];
+    __declspec(align(8)) unsigned char _[128];
 #else
-    unsigned char _[64] __attribute__((aligned(8)));
+    unsigned char _[128] __attribute__((aligned(8)));
 #endif
 } zlink_msg_t;
 

@@ -320,7 +320,7 @@ END_TEST
 
 START_TEST(decode_inline_and_content_bodies)
 {
-    uint8_t in[2 + 49];
+    uint8_t in[2 + ZL_MSG_INLINE_MAX + 1];
     zl_decoder d;
     zlink_msg_t msg;
     size_t consumed;
@@ -328,17 +328,19 @@ START_TEST(decode_inline_and_content_bodies)
     zl_decoder_init(&d, -1);
 
     in[0] = 0;
-    in[1] = 48;
-    ck_assert_int_eq(zl_decoder_decode(&d, in, 50, &consumed, &msg),
+    in[1] = ZL_MSG_INLINE_MAX;
+    ck_assert_int_eq(zl_decoder_decode(&d, in, 2 + ZL_MSG_INLINE_MAX,
+                                       &consumed, &msg),
                      ZL_DECODE_FRAME);
     ck_assert_uint_eq(zl_msg_of(&msg)->kind, ZL_MSG_INLINE);
-    check_frame(&msg, in + 2, 48, 0);
+    check_frame(&msg, in + 2, ZL_MSG_INLINE_MAX, 0);
 
-    in[1] = 49;
-    ck_assert_int_eq(zl_decoder_decode(&d, in, 51, &consumed, &msg),
+    in[1] = ZL_MSG_INLINE_MAX + 1;
+    ck_assert_int_eq(zl_decoder_decode(&d, in, 2 + ZL_MSG_INLINE_MAX + 1,
+                                       &consumed, &msg),
                      ZL_DECODE_FRAME);
     ck_assert_uint_eq(zl_msg_of(&msg)->kind, ZL_MSG_CONTENT);
-    check_frame(&msg, in + 2, 49, 0);
+    check_frame(&msg, in + 2, ZL_MSG_INLINE_MAX + 1, 0);
     zl_decoder_destroy(&d);
 }
 END_TEST

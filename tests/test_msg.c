@@ -55,17 +55,17 @@ END_TEST
 START_TEST(init_size_inline_boundary)
 {
     zlink_msg_t msg;
-    ck_assert_int_eq(ZL_MSG_INLINE_MAX, 48);
+    ck_assert_int_eq(ZL_MSG_INLINE_MAX, 112);
 
-    ck_assert_int_eq(zlink_msg_init_size(&msg, 48), 0);
-    ck_assert_uint_eq(zlink_msg_size(&msg), 48);
+    ck_assert_int_eq(zlink_msg_init_size(&msg, 112), 0);
+    ck_assert_uint_eq(zlink_msg_size(&msg), 112);
     ck_assert(body_is_inline(&msg));
     ck_assert_uint_eq(zl_msg_of(&msg)->kind, ZL_MSG_INLINE);
-    memset(zlink_msg_data(&msg), 0x5c, 48);
+    memset(zlink_msg_data(&msg), 0x5c, 112);
     ck_assert_int_eq(zlink_msg_close(&msg), 0);
 
-    ck_assert_int_eq(zlink_msg_init_size(&msg, 49), 0);
-    ck_assert_uint_eq(zlink_msg_size(&msg), 49);
+    ck_assert_int_eq(zlink_msg_init_size(&msg, 113), 0);
+    ck_assert_uint_eq(zlink_msg_size(&msg), 113);
     ck_assert(!body_is_inline(&msg));
     ck_assert_uint_eq(zl_msg_of(&msg)->kind, ZL_MSG_CONTENT);
     memset(zlink_msg_data(&msg), 0x5c, 49);
@@ -76,7 +76,7 @@ END_TEST
 
 START_TEST(init_size_body_is_writable)
 {
-    static const size_t sizes[] = {1, 47, 48, 49, 1000, 1 << 20};
+    static const size_t sizes[] = {1, 47, 48, 49, 112, 113, 1000, 1 << 20};
     for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
         zlink_msg_t msg;
         ck_assert_int_eq(zlink_msg_init_size(&msg, sizes[i]), 0);
@@ -402,24 +402,25 @@ END_TEST
 
 START_TEST(shared_slices_of_one_block)
 {
-    zl_content *block = zl_content_alloc(200);
+    zl_content *block = zl_content_alloc(250);
     ck_assert_ptr_nonnull(block);
-    ck_assert_uint_eq(block->size, 200);
+    ck_assert_uint_eq(block->size, 250);
     uint8_t *base = block->data;
-    for (int i = 0; i < 200; i++)
+    for (int i = 0; i < 250; i++)
         base[i] = (uint8_t)i;
 
+    /* Larger than ZL_MSG_INLINE_MAX: shared. */
     zlink_msg_t big, small;
-    zl_msg_init_shared(&big, block, base + 10, 100);
+    zl_msg_init_shared(&big, block, base + 10, 120);
     ck_assert_ptr_eq(zlink_msg_data(&big), base + 10);
-    ck_assert_uint_eq(zlink_msg_size(&big), 100);
+    ck_assert_uint_eq(zlink_msg_size(&big), 120);
     ck_assert_int_eq(zlink_msg_get(&big, ZLINK_SHARED), 1);
     ck_assert_uint_eq(atomic_load(&block->refs), 2);
 
     /* A small slice is copied out rather than holding the block. */
-    zl_msg_init_shared(&small, block, base + 150, 20);
+    zl_msg_init_shared(&small, block, base + 200, 20);
     ck_assert(body_is_inline(&small));
-    ck_assert_uint_eq(((uint8_t *)zlink_msg_data(&small))[0], 150);
+    ck_assert_uint_eq(((uint8_t *)zlink_msg_data(&small))[0], 200);
     ck_assert_uint_eq(atomic_load(&block->refs), 2);
 
     zl_content_release(block); /* the reader's own reference */

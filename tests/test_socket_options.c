@@ -296,7 +296,7 @@ START_TEST(context_options)
     void *ctx = zt_ctx();
     ck_assert_int_eq(zlink_ctx_get(ctx, ZLINK_IO_THREADS), 1);
     ck_assert_int_eq(zlink_ctx_get(ctx, ZLINK_MAX_SOCKETS), 1023);
-    ck_assert_int_eq(zlink_ctx_get(ctx, ZLINK_MSG_T_SIZE), 64);
+    ck_assert_int_eq(zlink_ctx_get(ctx, ZLINK_MSG_T_SIZE), 128);
     ck_assert_int_gt(zlink_ctx_get(ctx, ZLINK_SOCKET_LIMIT), 0);
     zt_expect_errno(zlink_ctx_get(ctx, 9999), EINVAL);
     zt_expect_errno(zlink_ctx_set(ctx, 9999, 1), EINVAL);

@@ -10,8 +10,8 @@
 
 #include "zlink.h"
 
-/* Bodies up to this size live inside the 64-byte message. */
-#define ZL_MSG_INLINE_MAX 48
+/* Bodies up to this size live inside the 128-byte message (zlink.h). */
+#define ZL_MSG_INLINE_MAX 112
 
 enum zl_msg_kind {
     ZL_MSG_INLINE = 0x5a, /* non-zero so an uninitialised msg is caught */
@@ -53,10 +53,10 @@ typedef struct zl_msg {
             size_t size;
         } ref;
     } u;
-    uint8_t tail[8]; /* keeps sizeof == 64 */
+    uint8_t tail[8]; /* keeps sizeof == 128 */
 } zl_msg;
 
-_Static_assert(sizeof(zl_msg) == sizeof(zlink_msg_t), "zl_msg must be 64 bytes");
+_Static_assert(sizeof(zl_msg) == sizeof(zlink_msg_t), "zl_msg must fill zlink_msg_t");
 
 static inline zl_msg *zl_msg_of(zlink_msg_t *m) { return (zl_msg *)m; }
 static inline const zl_msg *zl_msg_cof(const zlink_msg_t *m) { return (const zl_msg *)m; }

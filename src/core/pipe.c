@@ -9,13 +9,13 @@
 
 #include "msg.h"
 
-/* 256 messages of 64 bytes: 16 KiB, as libzmq's message_pipe_granularity:
- * few chunk changes per message. A queue starts with a small chunk instead,
+/* 256 messages, as libzmq's message_pipe_granularity (32 KiB of 128-byte
+ * messages): few chunk changes per message. A queue starts with a small chunk instead,
  * so that the pipes of thousands of quiet connections cost a kilobyte per
  * direction, not a page; the first chunk that fills is followed by full-size
  * ones, and the small one is freed rather than recycled. */
 #define CHUNK_MSGS 256
-#define FIRST_CHUNK_MSGS 16
+#define FIRST_CHUNK_MSGS 8
 
 /* Keeps the fields that one thread writes off the cache lines that the other
  * thread writes. malloc's alignment is less than a line, so the gap is a
