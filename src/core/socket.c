@@ -248,7 +248,6 @@ static int remaining_ms(uint64_t deadline)
  * skipped for a while: a peer that answers in 40 µs (tcp) gains nothing
  * from it and loses the CPU the I/O thread needs. Sockets with many pipes
  * do not spin: watching them all costs more than it saves. */
-#define SPINS_SKIPPED_AFTER_A_MISS 16
 #define SPIN_MAX_PIPES 8
 
 static bool may_spin(zl_socket *s)
@@ -302,7 +301,7 @@ static int spin_receive(zl_socket *s, int (*op)(zl_socket *, zlink_msg_t *),
             zl_cpu_relax();
         }
     } while (uv_hrtime() < until);
-    s->spins_to_skip = SPINS_SKIPPED_AFTER_A_MISS;
+    s->spins_to_skip = ZL_SPINS_SKIPPED_AFTER_A_MISS;
     errno = EAGAIN;
     return -1;
 }

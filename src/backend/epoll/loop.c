@@ -4,6 +4,7 @@
 #define _GNU_SOURCE
 #endif
 #include "epoll_internal.h"
+#include "spin.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -258,11 +259,45 @@ static void run_deferred_writes(zl_loop *loop)
     }
 }
 
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Before sleeping, watch for a wake from another thread for a while
+ * (spin.h): the application's next message then costs neither side a
+ * wakeup. Data from the network needs no watching: epoll_wait returns it at
+ * once, whatever the timeout. True when a wake came. */
+static bool spin_for_wake(zl_loop *loop)
+{
+    if (loop->spins_to_skip > 0) {
+        loop->spins_to_skip--;
+        return false;
+    }
+    uint64_t until = now_ns() + ZL_IO_SPIN_BEFORE_SLEEP_NS;
+    do {
+        for (int i = 0; i < 64; i++) {
+            if (atomic_load_explicit(&loop->wake_pending,
+                                     memory_order_relaxed))
+                return true;
+            zl_cpu_relax();
+        }
+    } while (now_ns() < until);
+    loop->spins_to_skip = ZL_SPINS_SKIPPED_AFTER_A_MISS;
+    return false;
+}
+
 static int wait_timeout(zl_loop *loop, int timeout_ms)
 {
     if (loop->completed_head || link_linked(&loop->ready))
         return 0;
-    return zl_timer_heap_timeout(&loop->timers, zl_loop_now(loop), timeout_ms);
+    int timeout =
+        zl_timer_heap_timeout(&loop->timers, zl_loop_now(loop), timeout_ms);
+    if (timeout != 0 && spin_for_wake(loop))
+        return 0;
+    return timeout;
 }
 
 static void process_events(zl_loop *loop, int count)
