@@ -7,6 +7,7 @@
 #include "backend.h"
 #include "ctx.h"
 #include "socket.h"
+#include "spin.h"
 #include "zlink.h"
 
 /* Fills revents of zlink sockets from their state. Returns how many items
@@ -32,6 +33,37 @@ static int check_sockets(zlink_pollitem_t *items, int n)
     return ready;
 }
 
+static bool only_sockets(const zlink_pollitem_t *items, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (!items[i].socket)
+            return false;
+    return true;
+}
+
+/* Before sleeping in the OS, recheck the sockets for a few microseconds
+ * (spin.h). Per thread, since polls of one thread follow each other. */
+static _Thread_local int spins_to_skip;
+
+static int spin_on_sockets(zlink_pollitem_t *items, int n)
+{
+    if (spins_to_skip > 0) {
+        spins_to_skip--;
+        return 0;
+    }
+    uint64_t until = uv_hrtime() + ZL_SPIN_BEFORE_SLEEP_NS;
+    do {
+        for (int i = 0; i < 16; i++) {
+            int ready = check_sockets(items, n);
+            if (ready != 0)
+                return ready;
+            zl_cpu_relax();
+        }
+    } while (uv_hrtime() < until);
+    spins_to_skip = ZL_SPINS_SKIPPED_AFTER_A_MISS;
+    return 0;
+}
+
 int zlink_poll(zlink_pollitem_t *items, int n, long timeout)
 {
     if (n < 0 || (n > 0 && !items)) {
@@ -53,12 +85,16 @@ int zlink_poll(zlink_pollitem_t *items, int n, long timeout)
     }
     uint64_t deadline = timeout > 0 ? uv_hrtime() / 1000000u + (uint64_t)timeout
                                     : 0;
+    /* With zlink sockets only, a ready socket needs no OS call at all. */
+    bool sockets_only = only_sockets(items, n);
     int ready;
     for (;;) {
         for (int i = 0; i < n; i++)
             items[i].revents = 0;
         ready = check_sockets(items, n);
-        if (ready < 0)
+        if (ready == 0 && sockets_only && timeout != 0)
+            ready = spin_on_sockets(items, n);
+        if (ready < 0 || (ready > 0 && sockets_only))
             break;
         /* Raw sockets and the sockets' signalers in one OS wait. */
         for (int i = 0; i < n; i++) {

@@ -479,7 +479,9 @@ int zlink_recv(void *handle, void *buf, size_t len, int flags)
 
 int zl_socket_events(zl_socket *s)
 {
-    zl_socket_process_commands(s, 0);
+    /* The flag spares a poll of a busy socket the mailbox lock. */
+    if (atomic_load_explicit(&s->commands_pending, memory_order_relaxed))
+        zl_socket_process_commands(s, 0);
     int events = 0;
     if (s->ops->has_in(s))
         events |= ZLINK_POLLIN;
