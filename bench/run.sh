@@ -632,7 +632,7 @@ write_report() {
         echo "- Date: $STARTED"
         echo "- Machine: $(nproc) CPUs, ${model:-unknown CPU}, Linux $(uname -r)"
         echo "- zlink commit: $COMMIT"
-        echo "- Method: sender in a second thread of the same process, one context, one I/O thread; throughput timed from the first timed message received to the last, after discarded warm-up messages; every timed message carries a sequence number the receiver checks (a short or reordered count is FAILED, never a number)."
+        echo "- Method: sender in a second thread of the same process, one context, one I/O thread; throughput timed from the first timed message received to the last, after discarded warm-up messages; every timed message carries a sequence number the receiver checks (a short or reordered count is FAILED, never a number); the sender writes every byte of every body, as an application would (an untouched fresh allocation maps the kernel's shared zero page, and tcp/ipc then copy one cached page instead of the body)."
         echo
         if [[ -f $RESULTS/latest.md ]]; then
             echo "## Throughput and latency"
