@@ -329,16 +329,16 @@ START_TEST(decode_inline_and_content_bodies)
 
     in[0] = 0;
     in[1] = ZL_MSG_INLINE_MAX;
-    ck_assert_int_eq(zl_decoder_decode(&d, in, 2 + ZL_MSG_INLINE_MAX,
-                                       &consumed, &msg),
-                     ZL_DECODE_FRAME);
+    ck_assert_int_eq(
+        zl_decoder_decode(&d, in, 2 + ZL_MSG_INLINE_MAX, &consumed, &msg),
+        ZL_DECODE_FRAME);
     ck_assert_uint_eq(zl_msg_of(&msg)->kind, ZL_MSG_INLINE);
     check_frame(&msg, in + 2, ZL_MSG_INLINE_MAX, 0);
 
     in[1] = ZL_MSG_INLINE_MAX + 1;
-    ck_assert_int_eq(zl_decoder_decode(&d, in, 2 + ZL_MSG_INLINE_MAX + 1,
-                                       &consumed, &msg),
-                     ZL_DECODE_FRAME);
+    ck_assert_int_eq(
+        zl_decoder_decode(&d, in, 2 + ZL_MSG_INLINE_MAX + 1, &consumed, &msg),
+        ZL_DECODE_FRAME);
     ck_assert_uint_eq(zl_msg_of(&msg)->kind, ZL_MSG_CONTENT);
     check_frame(&msg, in + 2, ZL_MSG_INLINE_MAX + 1, 0);
     zl_decoder_destroy(&d);

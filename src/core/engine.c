@@ -63,9 +63,9 @@ struct zl_engine {
     /* Input. */
     zl_op read_op;
     bool read_pending, read_direct;
-    bool read_probe; /* the pending read is a zero-byte readiness probe */
+    bool read_probe;    /* the pending read is a zero-byte readiness probe */
     bool input_stopped; /* backpressure: the pipe is at its HWM */
-    uint8_t *in_buf; /* NULL while idle */
+    uint8_t *in_buf;    /* NULL while idle */
     uint8_t in_buf_class;
     size_t in_pos, in_end;
     zl_decoder decoder;
@@ -90,7 +90,7 @@ struct zl_engine {
     uint8_t slots_class;
     int iov_count;
     int inflight_count;
-    size_t inflight_bytes; /* zero-copy bytes in this batch */
+    size_t inflight_bytes;          /* zero-copy bytes in this batch */
     uint8_t commands[COMMAND_ROOM]; /* queued commands of our own */
     size_t commands_len;
 
@@ -258,16 +258,6 @@ static size_t subscription_prefix(zl_engine *e, const zlink_msg_t *msg,
     return 1; /* the 0x01/0x00 byte the command replaces */
 }
 
-static uint8_t frame_flags_of(uint8_t msg_flags)
-{
-    uint8_t frame_flags = 0;
-    if (msg_flags & ZL_MSG_MORE)
-        frame_flags |= ZL_FRAME_MORE;
-    if (msg_flags & ZL_MSG_COMMAND)
-        frame_flags |= ZL_FRAME_COMMAND;
-    return frame_flags;
-}
-
 /* Encodes one part; false when the batch has no room left for it. */
 static bool encode_part(zl_engine *e, zlink_msg_t *msg)
 {
@@ -278,8 +268,9 @@ static bool encode_part(zl_engine *e, zlink_msg_t *msg)
         msg_size < ZERO_COPY_MIN) {
         if (!ensure_out_capacity(e, ZL_FRAME_HEADER_MAX + msg_size))
             return false;
-        e->out_len += zl_frame_header_encode(
-            e->out_buf + e->out_len, frame_flags_of(msg_flags), msg_size);
+        e->out_len +=
+            zl_frame_header_encode(e->out_buf + e->out_len,
+                                   zl_frame_flags_of_msg(msg_flags), msg_size);
         append_bytes(e, zlink_msg_data(msg), msg_size);
         zlink_msg_close(msg);
         return true;
@@ -299,7 +290,7 @@ static bool encode_part(zl_engine *e, zlink_msg_t *msg)
         memcpy(name + 1, command, name_len);
         name_len += 1;
     } else {
-        frame_flags = frame_flags_of(flags);
+        frame_flags = zl_frame_flags_of_msg(flags);
     }
     size_t payload = size - skip;
     bool zero_copy = payload >= ZERO_COPY_MIN;

@@ -35,8 +35,8 @@ int zl_mailbox_init(zl_mailbox *mb, zl_mailbox_signal_fn signal, void *arg)
  * after it. They are a syscall long. */
 static void wait_for_signals(zl_mailbox *mb)
 {
-    while (atomic_load_explicit(&mb->signals_in_flight,
-                                memory_order_acquire) > 0)
+    while (atomic_load_explicit(&mb->signals_in_flight, memory_order_acquire) >
+           0)
         uv_sleep(0);
 }
 

@@ -56,7 +56,8 @@ typedef struct zl_msg {
     uint8_t tail[8]; /* keeps sizeof == 128 */
 } zl_msg;
 
-_Static_assert(sizeof(zl_msg) == sizeof(zlink_msg_t), "zl_msg must fill zlink_msg_t");
+_Static_assert(sizeof(zl_msg) == sizeof(zlink_msg_t),
+               "zl_msg must fill zlink_msg_t");
 
 static inline zl_msg *zl_msg_of(zlink_msg_t *m) { return (zl_msg *)m; }
 static inline const zl_msg *zl_msg_cof(const zlink_msg_t *m) { return (const zl_msg *)m; }

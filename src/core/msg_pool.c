@@ -112,17 +112,21 @@ static size_t class_size(int c)
 /* Per class, as constants: a division per free showed in the profile. */
 #define BLOCK_OF(c) ((((size_t)1) << (SMALLEST_SHIFT + (c))) + HEADROOM)
 #define LOCAL_MAX_OF(c)                                                        \
-    (LOCAL_BYTES / BLOCK_OF(c) < 4                  ? 4                         \
-     : LOCAL_BYTES / BLOCK_OF(c) > LOCAL_MAX_BLOCKS ? LOCAL_MAX_BLOCKS          \
-                                                    : (int)(LOCAL_BYTES / BLOCK_OF(c)))
+    (LOCAL_BYTES / BLOCK_OF(c) < 4 ? 4                                         \
+     : LOCAL_BYTES / BLOCK_OF(c) > LOCAL_MAX_BLOCKS                            \
+         ? LOCAL_MAX_BLOCKS                                                    \
+         : (int)(LOCAL_BYTES / BLOCK_OF(c)))
 static const int local_limits[CLASS_COUNT] = {
-    LOCAL_MAX_OF(0), LOCAL_MAX_OF(1),  LOCAL_MAX_OF(2),  LOCAL_MAX_OF(3),
-    LOCAL_MAX_OF(4), LOCAL_MAX_OF(5),  LOCAL_MAX_OF(6),  LOCAL_MAX_OF(7),
-    LOCAL_MAX_OF(8), LOCAL_MAX_OF(9),  LOCAL_MAX_OF(10), LOCAL_MAX_OF(11),
+    LOCAL_MAX_OF(0),  LOCAL_MAX_OF(1), LOCAL_MAX_OF(2),  LOCAL_MAX_OF(3),
+    LOCAL_MAX_OF(4),  LOCAL_MAX_OF(5), LOCAL_MAX_OF(6),  LOCAL_MAX_OF(7),
+    LOCAL_MAX_OF(8),  LOCAL_MAX_OF(9), LOCAL_MAX_OF(10), LOCAL_MAX_OF(11),
     LOCAL_MAX_OF(12), LOCAL_MAX_OF(13)};
 _Static_assert(CLASS_COUNT == 14, "local_limits lists every class");
 
-static int local_max(int c) { return local_limits[c]; }
+static int local_max(int c)
+{
+    return local_limits[c];
+}
 
 static int batch_of(int c) { return local_max(c) / 2; }
 

@@ -10,10 +10,10 @@
 #include "msg.h"
 
 /* 256 messages, as libzmq's message_pipe_granularity (32 KiB of 128-byte
- * messages): few chunk changes per message. A queue starts with a small chunk instead,
- * so that the pipes of thousands of quiet connections cost a kilobyte per
- * direction, not a page; the first chunk that fills is followed by full-size
- * ones, and the small one is freed rather than recycled. */
+ * messages): few chunk changes per message. A queue starts with a small chunk
+ * instead, so that the pipes of thousands of quiet connections cost a kilobyte
+ * per direction, not a page; the first chunk that fills is followed by
+ * full-size ones, and the small one is freed rather than recycled. */
 #define CHUNK_MSGS 256
 #define FIRST_CHUNK_MSGS 8
 
@@ -387,7 +387,10 @@ static void maybe_activate_writer(zl_pipe *p)
 #endif
 static _Thread_local bool reader_kept_awake ZL_PIPE_FAST_TLS;
 
-void zl_pipe_keep_reader_awake(bool awake) { reader_kept_awake = awake; }
+void zl_pipe_keep_reader_awake(bool awake)
+{
+    reader_kept_awake = awake;
+}
 
 /* Loads what the writer published. Finding nothing puts this end to sleep,
  * but only if the count is still the one we saw: the CAS fails when a flush

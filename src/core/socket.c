@@ -270,8 +270,8 @@ static void settle_awake_pipes(zl_socket *s, bool only_with_data)
         zl_pipe *p = s->pipes[i];
         if (!p->left_awake)
             continue;
-        bool ready = only_with_data ? zl_pipe_has_published(p)
-                                    : zl_pipe_check_read(p);
+        bool ready =
+            only_with_data ? zl_pipe_has_published(p) : zl_pipe_check_read(p);
         if (!ready && only_with_data)
             continue;
         p->left_awake = false;

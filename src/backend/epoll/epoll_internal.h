@@ -39,7 +39,8 @@ static inline void link_remove(struct zl_epoll_link *node)
     link_init(node);
 }
 
-static inline void link_append(struct zl_epoll_link *list, struct zl_epoll_link *node)
+static inline void link_append(struct zl_epoll_link *list,
+                               struct zl_epoll_link *node)
 {
     node->prev = list->prev;
     node->next = list;

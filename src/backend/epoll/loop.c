@@ -279,8 +279,7 @@ static bool spin_for_wake(zl_loop *loop)
     uint64_t until = now_ns() + ZL_IO_SPIN_BEFORE_SLEEP_NS;
     do {
         for (int i = 0; i < 64; i++) {
-            if (atomic_load_explicit(&loop->wake_pending,
-                                     memory_order_relaxed))
+            if (atomic_load_explicit(&loop->wake_pending, memory_order_relaxed))
                 return true;
             zl_cpu_relax();
         }

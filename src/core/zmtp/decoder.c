@@ -44,20 +44,10 @@ void zl_decoder_destroy(zl_decoder *d)
     d->state = DECODER_FAILED;
 }
 
-static uint8_t msg_flags_of(uint8_t frame_flags)
-{
-    uint8_t flags = 0;
-    if (frame_flags & ZL_FRAME_MORE)
-        flags |= ZL_MSG_MORE;
-    if (frame_flags & ZL_FRAME_COMMAND)
-        flags |= ZL_MSG_COMMAND;
-    return flags;
-}
-
 /* Hands the finished body to the caller and gets ready for the next frame. */
 static zl_decode_result finish_frame(zl_decoder *d, zlink_msg_t *out)
 {
-    zl_msg_set_flags(&d->msg, msg_flags_of(d->flags));
+    zl_msg_set_flags(&d->msg, zl_msg_flags_of_frame(d->flags));
     *out = d->msg;
     start_header(d);
     return ZL_DECODE_FRAME;
@@ -163,7 +153,7 @@ static bool decode_short_frame(zl_decoder *d, const uint8_t *data, size_t len,
         return false;
     if (size > 0)
         memcpy(zlink_msg_data(out), data + 2, size);
-    zl_msg_set_flags(out, msg_flags_of(frame_flags));
+    zl_msg_set_flags(out, zl_msg_flags_of_frame(frame_flags));
     *consumed = 2 + size;
     return true;
 }

@@ -1,6 +1,24 @@
 /* frame.c — ZMTP frame headers: the flags byte and the short or long size. */
 #include "zmtp.h"
 
+#include "msg.h"
+
+/* msg.h gives MORE and COMMAND the frame's bit values, so the mapping is a
+ * mask either way. */
+_Static_assert(ZL_MSG_MORE == ZL_FRAME_MORE &&
+                   ZL_MSG_COMMAND == ZL_FRAME_COMMAND,
+               "message flags match frame flags");
+
+uint8_t zl_frame_flags_of_msg(uint8_t msg_flags)
+{
+    return msg_flags & (ZL_FRAME_MORE | ZL_FRAME_COMMAND);
+}
+
+uint8_t zl_msg_flags_of_frame(uint8_t frame_flags)
+{
+    return frame_flags & (ZL_MSG_MORE | ZL_MSG_COMMAND);
+}
+
 size_t zl_frame_header_encode(uint8_t *out, uint8_t flags, uint64_t size)
 {
     /* The size decides LONG; reserved bits must never reach the wire. */

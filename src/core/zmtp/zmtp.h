@@ -22,6 +22,11 @@
 /* The largest frame header: flags + 8-byte size. */
 #define ZL_FRAME_HEADER_MAX 9
 
+/* MORE and COMMAND between a frame's flags and a message's (msg.h): the
+ * encoder and the decoder map them the two ways. */
+uint8_t zl_frame_flags_of_msg(uint8_t msg_flags);
+uint8_t zl_msg_flags_of_frame(uint8_t frame_flags);
+
 /* Writes our 64-byte greeting: signature, version 3.1, mechanism, as-server,
  * zero filler. */
 void zl_greeting_encode(uint8_t out[ZL_GREETING_SIZE], const char *mechanism,
