@@ -381,19 +381,52 @@ START_TEST(test_terminate_wakes_sleeping_reader)
 }
 END_TEST
 
+/* pipe.c's chunk sizes: a queue starts with a small chunk, then full ones. */
+#define FIRST_CHUNK 8
+#define CHUNK 256
+
 START_TEST(test_delimiter_at_chunk_end)
+{
+    /* The delimiter in the last slot of the small first chunk, then in the
+     * last slot of the first full one. */
+    static const uint32_t counts[] = {FIRST_CHUNK - 1, FIRST_CHUNK + CHUNK - 1};
+    for (size_t c = 0; c < sizeof counts / sizeof counts[0]; c++) {
+        fixture f;
+        setup_pair(&f, 0, 0);
+        for (uint32_t i = 0; i < counts[c]; i++)
+            write_value(f.a, i, 0);
+        zl_pipe_terminate(f.a);
+        for (uint32_t i = 0; i < counts[c]; i++)
+            read_value(f.b, i, 0);
+        zlink_msg_t msg;
+        ck_assert_int_eq(zl_pipe_read(f.b, &msg), ZL_PIPE_CLOSED);
+        ck_assert_int_eq(zl_pipe_read(f.b, &msg), ZL_PIPE_CLOSED);
+        teardown_pair(&f);
+    }
+}
+END_TEST
+
+/* Reads that trail writes across the small first chunk and into full
+ * ones: the reader leaves the small chunk (freed, not recycled) while the
+ * writer is already several chunks on. */
+START_TEST(test_order_across_first_chunk)
 {
     fixture f;
     setup_pair(&f, 0, 0);
-    /* 255 messages put the delimiter in the last slot of the first chunk. */
-    for (uint32_t i = 0; i < 255; i++)
-        write_value(f.a, i, 0);
-    zl_pipe_terminate(f.a);
-    for (uint32_t i = 0; i < 255; i++)
-        read_value(f.b, i, 0);
-    zlink_msg_t msg;
-    ck_assert_int_eq(zl_pipe_read(f.b, &msg), ZL_PIPE_CLOSED);
-    ck_assert_int_eq(zl_pipe_read(f.b, &msg), ZL_PIPE_CLOSED);
+    uint32_t written = 0, read = 0;
+    static const uint32_t steps[] = {1, FIRST_CHUNK - 1, 1,
+                                     3, CHUNK,           2 * CHUNK};
+    for (size_t s = 0; s < sizeof steps / sizeof steps[0]; s++) {
+        for (uint32_t i = 0; i < steps[s]; i++)
+            write_value(f.a, written++, 0);
+        zl_pipe_flush(f.a);
+        /* Leave some behind each time. */
+        while (written - read > steps[s] / 2 + 1)
+            read_value(f.b, read++, 0);
+    }
+    while (read < written)
+        read_value(f.b, read++, 0);
+    expect_empty(f.b);
     teardown_pair(&f);
 }
 END_TEST
@@ -740,6 +773,7 @@ static Suite *suite(void)
     tcase_add_test(tc, test_terminate);
     tcase_add_test(tc, test_terminate_wakes_sleeping_reader);
     tcase_add_test(tc, test_delimiter_at_chunk_end);
+    tcase_add_test(tc, test_order_across_first_chunk);
     tcase_add_test(tc, test_release_stops_commands);
     tcase_add_test(tc, test_release_stops_credit);
     tcase_add_test(tc, test_command_in_flight_keeps_pipe);

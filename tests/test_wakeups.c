@@ -1,0 +1,211 @@
+/* test_wakeups.c — the ways a waiting thread learns of new input: a blocking
+ * receive that spins with its pipes kept awake and then sleeps, zlink_poll
+ * that spins and then sleeps, and an engine that gives its buffers back
+ * when a connection goes quiet and reads again after a zero-byte probe.
+ * Each test sends at gaps shorter than, about as long as, and much longer
+ * than the spins (spin.h), so that every path runs: a message found while
+ * spinning, one that comes as the spin gives up, and one that must wake a
+ * sleeper. A lost wakeup shows as a receive timeout. */
+#include <stdatomic.h>
+#include <uv.h>
+
+#include "socket_testutil.h"
+
+/* Gaps between messages, in microseconds: within a spin, around its end
+ * (10 us for applications, 30 us for I/O threads), and well past it. */
+static const unsigned gaps_us[] = {0, 2, 9, 12, 28, 35, 200, 3000};
+#define GAP_COUNT (sizeof gaps_us / sizeof gaps_us[0])
+#define ROUNDS 3 /* each gap, this many times */
+
+static void wait_us(unsigned us)
+{
+    if (us >= 1000) {
+        zl_test_sleep_ms((int)(us / 1000));
+        return;
+    }
+    uint64_t until = uv_hrtime() + (uint64_t)us * 1000u;
+    while (uv_hrtime() < until)
+        ;
+}
+
+typedef struct sender_args {
+    void *socket;
+    unsigned seed;
+} sender_args;
+
+/* Sends GAP_COUNT * ROUNDS one-part messages of 64 bytes (inline), seeded
+ * in order, with the gaps between them. */
+static void gap_sender(void *arg)
+{
+    sender_args *a = arg;
+    unsigned n = 0;
+    for (int round = 0; round < ROUNDS; round++)
+        for (size_t g = 0; g < GAP_COUNT; g++) {
+            wait_us(gaps_us[g]);
+            zt_send_part(a->socket, 64, a->seed + n++, 0);
+        }
+}
+
+typedef struct wake_fixture {
+    void *ctx, *receiver, *senders[2];
+    int sender_count;
+    char endpoint[300];
+} wake_fixture;
+
+/* A DEALER receiver with one or two DEALER peers: two peers mean two pipes
+ * for the receive spin to keep awake and settle. */
+static bool wake_open(wake_fixture *f, int transport, int senders)
+{
+    f->ctx = zt_ctx();
+    f->receiver = zt_socket(f->ctx, ZLINK_DEALER);
+    f->sender_count = 0;
+    for (int i = 0; i < senders; i++) {
+        f->senders[i] = zt_socket(f->ctx, ZLINK_DEALER);
+        f->sender_count++;
+        bool joined = i == 0 ? zt_join(f->receiver, f->senders[0], transport,
+                                       f->endpoint, sizeof f->endpoint)
+                             : (zt_connect(f->senders[i], f->endpoint), true);
+        if (!joined) {
+            for (int j = 0; j <= i; j++)
+                zt_close(f->senders[j]);
+            zt_close(f->receiver);
+            zt_term(f->ctx);
+            return false;
+        }
+    }
+    /* Connected before the timing starts: one message each way. */
+    for (int i = 0; i < senders; i++) {
+        zt_send_part(f->senders[i], 1, 900 + (unsigned)i, 0);
+        zt_recv_part(f->receiver, 1, 900 + (unsigned)i, false);
+    }
+    return true;
+}
+
+static void wake_close(wake_fixture *f)
+{
+    for (int i = 0; i < f->sender_count; i++)
+        zt_close(f->senders[i]);
+    zt_close(f->receiver);
+    zt_term(f->ctx);
+}
+
+/* Each peer's messages arrive in its own order, whatever the interleaving
+ * of the peers. */
+static void receive_in_order(void *receiver, const sender_args *args,
+                             int senders, bool poll_first)
+{
+    unsigned next[2] = {0, 0};
+    int total = senders * (int)(GAP_COUNT * ROUNDS);
+    for (int n = 0; n < total; n++) {
+        if (poll_first) {
+            zlink_pollitem_t item = {receiver, 0, ZLINK_POLLIN, 0};
+            ck_assert_int_eq(zlink_poll(&item, 1, ZT_TIMEOUT_MS), 1);
+            ck_assert(item.revents & ZLINK_POLLIN);
+        }
+        zlink_msg_t msg;
+        zlink_msg_init(&msg);
+        int rc = zlink_msg_recv(&msg, receiver, 0);
+        ck_assert_msg(rc == 64, "message %d of %d: %s", n, total,
+                      zlink_strerror(zlink_errno()));
+        /* The first byte tells the peer (seeds 0 and 1000 differ). */
+        int from = -1;
+        for (int i = 0; i < senders; i++)
+            if (((uint8_t *)zlink_msg_data(&msg))[0] ==
+                zt_byte(args[i].seed + next[i], 0)) {
+                from = i;
+                break;
+            }
+        ck_assert_msg(from >= 0, "message %d is out of order", n);
+        zt_check_bytes(zlink_msg_data(&msg), 64, args[from].seed + next[from]);
+        next[from]++;
+        zlink_msg_close(&msg);
+    }
+}
+
+static void run_gaps(int transport, int senders, bool poll_first)
+{
+    wake_fixture f;
+    if (!wake_open(&f, transport, senders))
+        return;
+    sender_args args[2] = {{f.senders[0], 0}, {f.senders[1], 1000}};
+    uv_thread_t threads[2];
+    for (int i = 0; i < senders; i++)
+        ck_assert_int_eq(uv_thread_create(&threads[i], gap_sender, &args[i]),
+                         0);
+    receive_in_order(f.receiver, args, senders, poll_first);
+    for (int i = 0; i < senders; i++)
+        uv_thread_join(&threads[i]);
+    wake_close(&f);
+}
+
+START_TEST(blocking_recv_at_every_gap)
+{
+    run_gaps(_i, 1, false);
+}
+END_TEST
+
+START_TEST(blocking_recv_two_pipes_at_every_gap)
+{
+    run_gaps(_i, 2, false);
+}
+END_TEST
+
+START_TEST(poll_then_recv_at_every_gap)
+{
+    run_gaps(_i, 2, true);
+}
+END_TEST
+
+/* A poll that finds nothing waits its timeout out, spin or not. */
+START_TEST(poll_times_out_when_nothing_comes)
+{
+    wake_fixture f;
+    if (!wake_open(&f, ZT_INPROC, 1))
+        return;
+    zlink_pollitem_t item = {f.receiver, 0, ZLINK_POLLIN, 0};
+    uint64_t start = zl_test_now_ms();
+    ck_assert_int_eq(zlink_poll(&item, 1, 50), 0);
+    ck_assert_int_eq(item.revents, 0);
+    ck_assert_uint_ge(zl_test_now_ms() - start, 45);
+    ck_assert_int_eq(zlink_poll(&item, 1, 0), 0);
+    wake_close(&f);
+}
+END_TEST
+
+/* Quiet periods long enough for the engines to give their buffers back,
+ * then bodies that take a probe and one read, several reads, and a read
+ * straight into the message. */
+START_TEST(connection_reads_after_quiet_periods)
+{
+    wake_fixture f;
+    if (!wake_open(&f, _i, 1))
+        return;
+    static const size_t sizes[] = {64, 40000, 300000, 64, 9000};
+    for (unsigned round = 0; round < 3; round++)
+        for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+            zl_test_sleep_ms(20);
+            unsigned seed = round * 10 + (unsigned)i;
+            zt_send_part(f.senders[0], sizes[i], seed, 0);
+            zt_recv_part(f.receiver, sizes[i], seed, false);
+            zt_send_part(f.receiver, sizes[i], seed + 100, 0);
+            zt_recv_part(f.senders[0], sizes[i], seed + 100, false);
+        }
+    wake_close(&f);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("wakeups");
+    TCase *tc = tcase_create("wakeups");
+    tcase_set_timeout(tc, 120);
+    tcase_add_loop_test(tc, blocking_recv_at_every_gap, 0, ZT_TRANSPORT_COUNT);
+    tcase_add_loop_test(tc, blocking_recv_two_pipes_at_every_gap, 0,
+                        ZT_TRANSPORT_COUNT);
+    tcase_add_loop_test(tc, poll_then_recv_at_every_gap, 0, ZT_TRANSPORT_COUNT);
+    tcase_add_test(tc, poll_times_out_when_nothing_comes);
+    tcase_add_loop_test(tc, connection_reads_after_quiet_periods, 0,
+                        ZT_TRANSPORT_COUNT);
+    suite_add_tcase(s, tc);
+    return zl_test_run(s);
+}
