@@ -15,6 +15,8 @@
 #include <stdlib.h>
 #include <uv.h>
 
+#include "fast_tls.h"
+
 #if defined(__SANITIZE_ADDRESS__)
 #define ZL_POOL_DISABLED 1
 #elif defined(__has_feature)
@@ -64,13 +66,6 @@ typedef struct global_class {
     size_t count;
 } global_class;
 
-/* initial-exec: a shared library's TLS otherwise costs a __tls_get_addr call
- * per access, more than the rest of the allocation. */
-#if defined(__GNUC__) && defined(__ELF__)
-#define ZL_FAST_TLS __attribute__((tls_model("initial-exec")))
-#else
-#define ZL_FAST_TLS
-#endif
 static _Thread_local local_cache cache ZL_FAST_TLS;
 static global_class globals[CLASS_COUNT];
 static uv_once_t init_once = UV_ONCE_INIT;

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fast_tls.h"
 #include "msg.h"
 
 /* 256 messages, as libzmq's message_pipe_granularity (32 KiB of 128-byte
@@ -378,14 +379,7 @@ static void maybe_activate_writer(zl_pipe *p)
         send_cmd(p->peer, ZL_CMD_ACTIVATE_WRITE);
 }
 
-/* initial-exec: a shared library's TLS otherwise costs a __tls_get_addr call
- * per access (as in msg_pool.c). */
-#if defined(__GNUC__) && defined(__ELF__)
-#define ZL_PIPE_FAST_TLS __attribute__((tls_model("initial-exec")))
-#else
-#define ZL_PIPE_FAST_TLS
-#endif
-static _Thread_local bool reader_kept_awake ZL_PIPE_FAST_TLS;
+static _Thread_local bool reader_kept_awake ZL_FAST_TLS;
 
 void zl_pipe_keep_reader_awake(bool awake)
 {
