@@ -590,6 +590,74 @@ START_TEST(test_data_before_accept)
 }
 END_TEST
 
+/* Two buffers fill in order; a read that fills neither completely has
+ * drained the socket, and the next read still completes when more data
+ * comes (a stale "drained" would hang it, a stale "readable" cost an
+ * EAGAIN: neither is visible here, but the hang is). */
+START_TEST(test_readv_fills_in_order)
+{
+    pair p;
+    pair_open(&p, "127.0.0.1");
+    write_text(p.loop, p.client, "0123456789abcdef");
+    for (int i = 0; i < 3; i++)
+        zl_loop_run_once(p.loop, 5);
+
+    char head[4], tail[100] = {0};
+    zl_iovec iov[ZL_READ_IOV_MAX] = {{head, sizeof head}, {tail, sizeof tail}};
+    result r;
+    result_init(&r);
+    zl_handle_readv(p.server, &r.op, iov, 2);
+    PUMP_UNTIL(p.loop, r.done);
+    ck_assert_int_eq(r.status, 0);
+    ck_assert_uint_eq(r.bytes, 16);
+    ck_assert(memcmp(head, "0123", 4) == 0);
+    ck_assert(memcmp(tail, "456789abcdef", 12) == 0);
+
+    /* Exactly the first part's worth arrives: short overall. */
+    write_text(p.loop, p.client, "ABCD");
+    result_init(&r);
+    zl_handle_readv(p.server, &r.op, iov, 2);
+    PUMP_UNTIL(p.loop, r.done);
+    ck_assert_uint_eq(r.bytes, 4);
+    ck_assert(memcmp(head, "ABCD", 4) == 0);
+
+    result_init(&r);
+    zl_handle_readv(p.server, &r.op, iov, 2);
+    for (int i = 0; i < 3; i++)
+        zl_loop_run_once(p.loop, 5);
+    ck_assert_int_eq(r.done, 0); /* nothing to read: it waits */
+    write_text(p.loop, p.client, "wxyz!");
+    PUMP_UNTIL(p.loop, r.done);
+    ck_assert_uint_eq(r.bytes, 5);
+    ck_assert(memcmp(head, "wxyz", 4) == 0);
+    ck_assert_int_eq(tail[0], '!');
+    pair_close(&p);
+}
+END_TEST
+
+/* A zero-length read is a readiness probe: it waits for data, completes
+ * with 0 bytes and leaves the data for the next read. */
+START_TEST(test_zero_length_read_probes)
+{
+    pair p;
+    pair_open(&p, "127.0.0.1");
+    char buf[16] = {0};
+    result r;
+    result_init(&r);
+    zl_handle_read(p.server, &r.op, buf, 0);
+    for (int i = 0; i < 3; i++)
+        zl_loop_run_once(p.loop, 5);
+    ck_assert_int_eq(r.done, 0);
+    write_text(p.loop, p.client, "ready");
+    PUMP_UNTIL(p.loop, r.done);
+    ck_assert_int_eq(r.status, 0);
+    ck_assert_uint_eq(r.bytes, 0);
+    read_exact(p.loop, p.server, buf, 5);
+    ck_assert_str_eq(buf, "ready");
+    pair_close(&p);
+}
+END_TEST
+
 START_TEST(test_eof_on_peer_close)
 {
     pair p;
@@ -1124,7 +1192,9 @@ END_TEST
 START_TEST(test_unix_stream)
 {
     if (zl_test_under_wine()) {
-        fprintf(stderr, "test_unix_stream: skipped under Wine (Wine 8 has no AF_UNIX)\n");
+        fprintf(
+            stderr,
+            "test_unix_stream: skipped under Wine (Wine 8 has no AF_UNIX)\n");
         return;
     }
     char endpoint[512];
@@ -1242,6 +1312,8 @@ static Suite *backend_suite(void)
     tcase_add_test(tc, test_callback_submits_complete_later);
     tcase_add_test(tc, test_busy_peers_share_loop);
     tcase_add_test(tc, test_data_before_accept);
+    tcase_add_test(tc, test_readv_fills_in_order);
+    tcase_add_test(tc, test_zero_length_read_probes);
     tcase_add_test(tc, test_eof_on_peer_close);
     tcase_add_test(tc, test_eof_after_data);
     tcase_add_test(tc, test_cancel_once);

@@ -37,6 +37,9 @@ typedef struct zl_iovec {
     void *base;
     size_t len;
 } zl_iovec;
+/* The most iovecs one read takes: the rest of a large body, then the read
+ * buffer for whatever follows it. */
+#define ZL_READ_IOV_MAX 2
 
 typedef void (*zl_op_cb)(zl_op *op, int status, size_t bytes);
 typedef void (*zl_timer_cb)(zl_timer *timer);
@@ -78,9 +81,20 @@ void zl_timer_stop(zl_loop *loop, zl_timer *timer);
 int zl_timer_active(const zl_timer *timer);
 
 /* ---- connected streams ---- */
-/* Reads up to len bytes. Completes with bytes > 0, or status ZL_EOF / error.
+/* Reads up to the iovecs' total length, filling them in order; at most
+ * ZL_READ_IOV_MAX of them, copied into the op (the buffers must stay alive,
+ * the array need not). Completes with bytes > 0, or status ZL_EOF / error.
+ * A read that returns less than the total has drained the socket, which is
+ * what the read-rearm policy keys on (DESIGN.md §1). A total of 0 is a
+ * readiness probe: it completes with 0 bytes once the handle is readable.
  * Only one read and one write may be pending per handle. */
-void zl_handle_read(zl_handle *h, zl_op *op, void *buf, size_t len);
+void zl_handle_readv(zl_handle *h, zl_op *op, const zl_iovec *iov, int n);
+static inline void zl_handle_read(zl_handle *h, zl_op *op, void *buf,
+                                  size_t len)
+{
+    zl_iovec one = {buf, len};
+    zl_handle_readv(h, op, &one, 1);
+}
 /* Writes all iovecs (n may exceed the OS limit; the backend continues).
  * Completes when every byte is written (bytes = total), or with an error. */
 void zl_handle_write(zl_handle *h, zl_op *op, const zl_iovec *iov, int n);

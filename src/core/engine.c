@@ -62,8 +62,10 @@ struct zl_engine {
 
     /* Input. */
     zl_op read_op;
-    bool read_pending, read_direct;
+    bool read_pending;
     bool read_probe;    /* the pending read is a zero-byte readiness probe */
+    size_t read_direct; /* bytes of the pending read that go into a body */
+    size_t read_len;    /* the pending read's total */
     bool input_stopped; /* backpressure: the pipe is at its HWM */
     uint8_t *in_buf;    /* NULL while idle */
     uint8_t in_buf_class;
@@ -80,7 +82,7 @@ struct zl_engine {
     zl_op write_op;
     bool write_pending;
     bool greeting_sent, ready_sent;
-    bool pipe_closed; /* pulled the socket's delimiter */
+    bool pipe_closed;        /* pulled the socket's delimiter */
     zlink_msg_t stalled_out; /* a pulled part the batch had no room for */
     bool has_stalled_out;
     uint8_t *out_buf; /* NULL while nothing is being written */
@@ -95,7 +97,7 @@ struct zl_engine {
     size_t commands_len;
 
     zl_timer handshake_timer;
-    zl_timer heartbeat_timer; /* sends PING every heartbeat_ivl */
+    zl_timer heartbeat_timer;    /* sends PING every heartbeat_ivl */
     zl_timer heartbeat_deadline; /* no traffic for this long: close */
 };
 
@@ -295,8 +297,8 @@ static bool encode_part(zl_engine *e, zlink_msg_t *msg)
     size_t payload = size - skip;
     bool zero_copy = payload >= ZERO_COPY_MIN;
     size_t need = ZL_FRAME_HEADER_MAX + name_len + (zero_copy ? 0 : payload);
-    if (zero_copy && (e->iov_count + 2 >= MAX_IOV ||
-                      e->inflight_count == MAX_INFLIGHT))
+    if (zero_copy &&
+        (e->iov_count + 2 >= MAX_IOV || e->inflight_count == MAX_INFLIGHT))
         return false;
     if (!ensure_out_capacity(e, need))
         return false;
@@ -483,8 +485,9 @@ static void on_ready(zl_engine *e, const uint8_t *data, size_t len)
     ready_props props = {.engine = e, .peer_type = -1};
     int rc = zl_properties_parse(data, len, on_property, &props);
     if (rc != 0 || props.peer_type < 0) {
-        handshake_failed(e, rc < 0 ? ZLINK_PROTOCOL_ERROR_ZMTP_MALFORMED_COMMAND_READY
-                                   : ZLINK_PROTOCOL_ERROR_ZMTP_INVALID_METADATA);
+        handshake_failed(
+            e, rc < 0 ? ZLINK_PROTOCOL_ERROR_ZMTP_MALFORMED_COMMAND_READY
+                      : ZLINK_PROTOCOL_ERROR_ZMTP_INVALID_METADATA);
         return;
     }
     if (!zl_socket_types_compatible(e->socket_type, props.peer_type)) {
@@ -667,25 +670,24 @@ static void read_done(zl_engine *e, size_t bytes)
     /* Any traffic proves the peer alive (libzmq cancels its heartbeat
      * timers on every message too). */
     zl_timer_stop(e->loop, &e->heartbeat_deadline);
+    size_t into_body = bytes < e->read_direct ? bytes : e->read_direct;
     if (e->read_direct) {
         zlink_msg_t msg;
-        if (zl_decoder_direct_done(&e->decoder, bytes, &msg) ==
+        if (zl_decoder_direct_done(&e->decoder, into_body, &msg) ==
                 ZL_DECODE_FRAME &&
             !on_frame(e, &msg)) {
             if (e->state == ZL_ENGINE_ACTIVE && e->has_stalled)
                 e->input_stopped = true;
         }
-        if (e->session && e->state == ZL_ENGINE_ACTIVE)
-            zl_session_flush(e->session);
-    } else {
-        e->in_pos = 0;
-        e->in_end = bytes;
-        process_input(e);
-        /* A short read drained the socket: until it is readable again the
-         * buffer is the pool's (unless backpressure left input in it). */
-        if (bytes < READ_BUFFER_SIZE && e->in_pos == e->in_end)
-            release_in_buf(e);
     }
+    /* What followed the body, or the whole read, is in the read buffer. */
+    e->in_pos = 0;
+    e->in_end = bytes - into_body;
+    process_input(e);
+    /* A short read drained the socket: until it is readable again the
+     * buffer is the pool's (unless backpressure left input in it). */
+    if (bytes < e->read_len && e->in_pos == e->in_end)
+        release_in_buf(e);
     start_read(e);
 }
 
@@ -722,20 +724,29 @@ static void start_read(zl_engine *e)
         (e->state != ZL_ENGINE_GREETING && e->state != ZL_ENGINE_HANDSHAKE &&
          e->state != ZL_ENGINE_ACTIVE))
         return;
-    void *buf;
-    size_t len;
-    e->read_direct = zl_decoder_direct_buffer(&e->decoder, &buf, &len);
-    e->read_probe = !e->read_direct && !e->in_buf;
-    if (e->read_probe) {
-        buf = e->greeting; /* a valid address, though nothing is read */
-        len = 0;
-    } else if (!e->read_direct) {
-        buf = e->in_buf;
-        len = READ_BUFFER_SIZE;
+    zl_iovec iov[ZL_READ_IOV_MAX];
+    int n = 0;
+    e->read_direct = 0;
+    if (zl_decoder_direct_buffer(&e->decoder, &iov[0].base, &iov[0].len)) {
+        /* The rest of a large body goes straight into its message, and
+         * the read buffer behind it takes what follows, so one syscall
+         * also brings the next header; without it, a read that ended
+         * exactly at the body's end would look full and cost an EAGAIN. */
+        e->read_direct = iov[0].len;
+        n = 1;
+        acquire_in_buf(e); /* without one, the body alone */
     }
+    e->read_probe = n == 0 && !e->in_buf;
+    if (e->read_probe)
+        iov[n++] = (zl_iovec){e->greeting, 0}; /* nothing is read */
+    else if (e->in_buf)
+        iov[n++] = (zl_iovec){e->in_buf, READ_BUFFER_SIZE};
+    e->read_len = 0;
+    for (int i = 0; i < n; i++)
+        e->read_len += iov[i].len;
     e->read_pending = true;
     e->pending_ops++;
-    zl_handle_read(e->handle, &e->read_op, buf, len);
+    zl_handle_readv(e->handle, &e->read_op, iov, n);
 }
 
 /* ---- timers ---- */
@@ -755,7 +766,10 @@ static void on_heartbeat(zl_timer *t)
     zl_timer_start(e->loop, &e->heartbeat_timer, (uint64_t)e->heartbeat_ivl);
 }
 
-static void on_heartbeat_deadline(zl_timer *t) { fail(t->data, false); }
+static void on_heartbeat_deadline(zl_timer *t)
+{
+    fail(t->data, false);
+}
 
 /* ---- entry points ---- */
 

@@ -8,9 +8,18 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/epoll.h>
+#include <sys/uio.h>
 
 #include "backend.h"
 #include "timer_heap.h"
+
+/* Read and write iovecs go to the kernel as they are (write.c continues a
+ * slice from the owner's array, read.c passes the op's copy). */
+_Static_assert(sizeof(zl_iovec) == sizeof(struct iovec) &&
+                   offsetof(zl_iovec, base) ==
+                       offsetof(struct iovec, iov_base) &&
+                   offsetof(zl_iovec, len) == offsetof(struct iovec, iov_len),
+               "zl_iovec must match struct iovec");
 
 enum { ZL_EPOLL_MAX_EVENTS = 256 };
 
@@ -66,9 +75,9 @@ struct zl_epoll_io {
 struct zl_handle {
     struct zl_epoll_io io;
     zl_op *read_op;
-    zl_op *write_op; /* the connect op while connecting */
+    zl_op *write_op;                 /* the connect op while connecting */
     struct zl_epoll_link write_link; /* in the loop's deferred writes */
-    bool writable;   /* no EAGAIN or partial write since the last EPOLLOUT */
+    bool writable; /* no EAGAIN or partial write since the last EPOLLOUT */
     /* RDHUP, HUP or ERR seen: no further EPOLLIN edge will come, so a short
      * read must not mark the input drained or EOF would never be read. */
     bool input_ended;
@@ -90,7 +99,7 @@ struct zl_loop {
     struct zl_epoll_link ready;   /* ios whose pending op can proceed now */
     struct zl_epoll_link closing; /* closed ios waiting for their completions */
     struct zl_epoll_link deferred_writes; /* handles, via write_link */
-    zl_op *completed_head;        /* FIFO of finished ops not yet dispatched */
+    zl_op *completed_head; /* FIFO of finished ops not yet dispatched */
     zl_op *completed_tail;
     struct zl_timer_heap timers;
     int spins_to_skip; /* waits that sleep without spinning first */

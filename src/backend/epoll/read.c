@@ -15,7 +15,7 @@
  * read submitted on a drained handle waits for the next edge.
  *
  * After the recv:
- *  - the buffer was filled: more data is likely, the handle stays readable,
+ *  - the buffers were filled: more data is likely, the handle stays readable,
  *    and the engine's next read recvs at once (in the next pass, behind every
  *    other ready handle: one recv per handle per pass bounds the burst);
  *  - a short read: the socket is drained; the next read waits for EPOLLIN.
@@ -32,11 +32,16 @@
  * A zero-length read is a readiness probe, as on IOCP: it completes with 0
  * bytes once the handle is readable, without a syscall. */
 
-void zl_handle_read(zl_handle *h, zl_op *op, void *buf, size_t len)
+void zl_handle_readv(zl_handle *h, zl_op *op, const zl_iovec *iov, int n)
 {
-    op->impl.io = &h->io;
-    op->impl.req.read.buf = buf;
-    op->impl.req.read.len = len;
+    struct zl_op_impl *impl = &op->impl;
+    impl->io = &h->io;
+    impl->req.read.count = n;
+    impl->req.read.len = 0;
+    for (int i = 0; i < n; i++) {
+        impl->req.read.iov[i] = iov[i];
+        impl->req.read.len += iov[i].len;
+    }
     h->read_op = op;
     if (h->io.readable)
         zl_epoll_ready_push(&h->io);
@@ -59,7 +64,9 @@ void zl_epoll_read_ready(zl_handle *h)
         finish_read(h, 0, 0);
         return;
     }
-    ssize_t n = recv(h->io.fd, op->impl.req.read.buf, len, 0);
+    struct msghdr msg = {.msg_iov = (struct iovec *)op->impl.req.read.iov,
+                         .msg_iovlen = (size_t)op->impl.req.read.count};
+    ssize_t n = recvmsg(h->io.fd, &msg, 0);
     if (n > 0) {
         if ((size_t)n < len && !h->input_ended)
             h->io.readable = false;

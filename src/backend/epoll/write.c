@@ -8,15 +8,6 @@
 
 #include <errno.h>
 #include <limits.h>
-#include <sys/uio.h>
-
-/* The owner's zl_iovec array goes to the kernel as is whenever a slice starts
- * on an iovec boundary. */
-_Static_assert(sizeof(zl_iovec) == sizeof(struct iovec) &&
-                   offsetof(zl_iovec, base) ==
-                       offsetof(struct iovec, iov_base) &&
-                   offsetof(zl_iovec, len) == offsetof(struct iovec, iov_len),
-               "zl_iovec must match struct iovec");
 
 enum {
     ZL_EPOLL_IOV_SLICE = IOV_MAX, /* the most one sendmsg takes */

@@ -23,8 +23,9 @@ struct zl_op_impl {
     unsigned char probing;   /* a read's zero-byte readiness probe is posted */
     union {
         struct {
-            void *buf;
-            size_t len;
+            zl_iovec iov[ZL_READ_IOV_MAX];
+            int count;
+            size_t len; /* the iovecs' total */
         } read;
         struct {
             const zl_iovec *iov; /* the owner's array, never modified */

@@ -1,4 +1,4 @@
-/* iocp_read.c — zl_handle_read on IOCP, and where IOCP decides how to read.
+/* iocp_read.c — zl_handle_readv on IOCP, and where IOCP decides how to read.
  *
  * Read-rearm policy (DESIGN.md §1). The engine submits exactly one read
  * after it has decoded the previous one; this file decides what that read
@@ -29,17 +29,26 @@
 /* A zero-length buffer still needs a valid address for some providers. */
 static char probe_target;
 
-static void post_recv(zl_handle *h, zl_op *op, void *buf, size_t len)
+static void post_recv(zl_handle *h, zl_op *op, const zl_iovec *iov, int n)
 {
-    WSABUF wsabuf = {.len = len > ULONG_MAX ? ULONG_MAX : (ULONG)len,
-                     .buf = buf};
+    WSABUF wsabufs[ZL_READ_IOV_MAX];
+    for (int i = 0; i < n; i++)
+        wsabufs[i] = (WSABUF){.len = iov[i].len > ULONG_MAX ? ULONG_MAX
+                                                            : (ULONG)iov[i].len,
+                              .buf = iov[i].base};
     DWORD bytes = 0;
     DWORD flags = 0;
     memset(&op->impl.overlapped, 0, sizeof op->impl.overlapped);
-    int rc = WSARecv(h->socket, &wsabuf, 1, &bytes, &flags,
+    int rc = WSARecv(h->socket, wsabufs, (DWORD)n, &bytes, &flags,
                      &op->impl.overlapped, NULL);
     zl_iocp_after_submit(h->loop, op, rc == 0, rc == 0 ? 0 : WSAGetLastError(),
                          bytes, h->skip_port_on_success);
+}
+
+static void post_probe(zl_handle *h, zl_op *op)
+{
+    zl_iovec empty = {&probe_target, 0};
+    post_recv(h, op, &empty, 1);
 }
 
 static int read_step(zl_op *op, int status, size_t bytes)
@@ -50,7 +59,7 @@ static int read_step(zl_op *op, int status, size_t bytes)
     if (op->impl.probing) {
         /* Data (or the FIN) is there now: fetch it. */
         op->impl.probing = 0;
-        post_recv(h, op, op->impl.req.read.buf, op->impl.req.read.len);
+        post_recv(h, op, op->impl.req.read.iov, op->impl.req.read.count);
         return 0;
     }
     if (bytes == 0 && op->impl.req.read.len > 0)
@@ -59,18 +68,22 @@ static int read_step(zl_op *op, int status, size_t bytes)
     return zl_iocp_handle_complete(h, op, 0, bytes);
 }
 
-void zl_handle_read(zl_handle *h, zl_op *op, void *buf, size_t len)
+void zl_handle_readv(zl_handle *h, zl_op *op, const zl_iovec *iov, int n)
 {
     op->impl.step = read_step;
     op->impl.owner = h;
     op->impl.cancelled = 0;
-    op->impl.req.read.buf = buf;
-    op->impl.req.read.len = len;
+    op->impl.req.read.count = n;
+    op->impl.req.read.len = 0;
+    for (int i = 0; i < n; i++) {
+        op->impl.req.read.iov[i] = iov[i];
+        op->impl.req.read.len += iov[i].len;
+    }
     h->read_op = op;
     h->pending++;
-    op->impl.probing = h->drained && len > 0;
+    op->impl.probing = h->drained && op->impl.req.read.len > 0;
     if (op->impl.probing)
-        post_recv(h, op, &probe_target, 0);
+        post_probe(h, op);
     else
-        post_recv(h, op, buf, len);
+        post_recv(h, op, op->impl.req.read.iov, n);
 }
