@@ -248,15 +248,20 @@ static zl_handle *handle_of_write_link(struct zl_epoll_link *node)
     return (zl_handle *)((char *)node - offsetof(zl_handle, write_link));
 }
 
-static void run_deferred_writes(zl_loop *loop)
+/* True when something was written. */
+static bool run_deferred_writes(zl_loop *loop)
 {
+    bool wrote = false;
     /* Writing only queues completions: nothing is deferred meanwhile. */
     while (link_linked(&loop->deferred_writes)) {
         zl_handle *h = handle_of_write_link(loop->deferred_writes.next);
         link_remove(&h->write_link);
-        if (h->write_op && h->writable && !h->connecting)
+        if (h->write_op && h->writable && !h->connecting) {
             zl_epoll_write_ready(h);
+            wrote = true;
+        }
     }
+    return wrote;
 }
 
 static uint64_t now_ns(void)
@@ -324,7 +329,10 @@ int zl_loop_run_once(zl_loop *loop, int timeout_ms)
     int ran = 0;
     /* A handle whose read filled its buffer is ready again at once; serve a
      * few more rounds here rather than paying an epoll_wait(0) for each.
-     * Bounded, so new events and timers still get their turn. */
+     * Bounded, so new events and timers still get their turn. A round that
+     * wrote ends the pass: the data may be for a peer on this loop, whose
+     * drained handle hears of it only from epoll_wait, and writing on
+     * without reading queued megabytes in the kernel (see above). */
     for (int round = 0;
          round <= ZL_EPOLL_EXTRA_ROUNDS &&
          (round == 0 || link_linked(&loop->ready) || loop->completed_head ||
@@ -332,8 +340,8 @@ int zl_loop_run_once(zl_loop *loop, int timeout_ms)
          round++) {
         run_ready(loop);
         ran += dispatch_completions(loop);
-        if (!link_linked(&loop->ready))
-            run_deferred_writes(loop);
+        if (!link_linked(&loop->ready) && run_deferred_writes(loop))
+            break;
     }
     ran += run_wake(loop);
     ran += zl_timer_heap_run(&loop->timers, zl_loop_now(loop));
