@@ -90,6 +90,31 @@ START_TEST(init_size_body_is_writable)
 }
 END_TEST
 
+/* Enough 64 KiB bodies alive at once to take their pool class past the
+ * point where its slabs become 2 MiB huge-page slabs (msg_pool.c): every
+ * body is its own, whole and writable, before and after they go back and
+ * come out again. */
+START_TEST(many_large_bodies_alive_at_once)
+{
+    enum { COUNT = 160, SIZE = 64 * 1024 }; /* 10 MiB */
+    static zlink_msg_t msgs[COUNT];
+    for (int round = 0; round < 2; round++) {
+        for (int i = 0; i < COUNT; i++) {
+            ck_assert_int_eq(zlink_msg_init_size(&msgs[i], SIZE), 0);
+            memset(zlink_msg_data(&msgs[i]), i + round, SIZE);
+        }
+        for (int i = 0; i < COUNT; i++) {
+            const uint8_t *body = zlink_msg_data(&msgs[i]);
+            ck_assert_uint_eq(body[0], (uint8_t)(i + round));
+            ck_assert_uint_eq(body[SIZE - 1], (uint8_t)(i + round));
+            ck_assert_uint_eq(body[SIZE / 2], (uint8_t)(i + round));
+        }
+        for (int i = 0; i < COUNT; i++)
+            ck_assert_int_eq(zlink_msg_close(&msgs[i]), 0);
+    }
+}
+END_TEST
+
 START_TEST(init_size_too_large)
 {
     zlink_msg_t msg;
@@ -497,6 +522,7 @@ static Suite *suite(void)
     tcase_add_test(tc, init_size_zero);
     tcase_add_test(tc, init_size_inline_boundary);
     tcase_add_test(tc, init_size_body_is_writable);
+    tcase_add_test(tc, many_large_bodies_alive_at_once);
     tcase_add_test(tc, init_size_too_large);
     tcase_add_test(tc, init_data_is_zero_copy);
     tcase_add_test(tc, init_data_small_body);

@@ -152,6 +152,13 @@ typedef struct zl_os_pollfd {
 /* Number of ready entries, 0 on timeout, or -errno. timeout_ms -1 = forever. */
 int zl_os_poll(zl_os_pollfd *fds, int n, int timeout_ms);
 
+/* ---- memory for the message pools ----
+ * size bytes (a multiple of ZL_HUGE_SLAB), aligned to ZL_HUGE_SLAB, that the
+ * OS may back with huge pages. Never freed: pool slabs live as long as the
+ * process. NULL when out of memory. */
+#define ZL_HUGE_SLAB ((size_t)2 * 1024 * 1024)
+void *zl_os_slab_alloc(size_t size);
+
 /* ---- process-wide set-up (WSAStartup on Windows), refcounted ---- */
 int zl_backend_global_init(void);
 void zl_backend_global_term(void);
