@@ -130,8 +130,16 @@ main() {
         filter=(-R "^(${regex})\$")
     fi
     local rc=0
-    ctest --test-dir "$BUILD" --output-on-failure --no-tests=error \
-        -j "$JOBS" "${filter[@]}" || rc=$?
+    if ! ctest --test-dir "$BUILD" --output-on-failure --no-tests=error \
+        -j "$JOBS" "${filter[@]}"; then
+        # Wine now and then fails to start a test process at all (it ends
+        # in 0.00 s with no output; seen once in four runs of the stage).
+        # A failing test fails again here; only the rerun's result counts.
+        log "some tests failed under Wine; rerunning the failed ones once" \
+            "(Wine sometimes fails to start a process)"
+        ctest --test-dir "$BUILD" --output-on-failure --rerun-failed \
+            -j "$JOBS" || rc=$?
+    fi
     step_done
 
     if [ ${#TARGETS[@]} -eq 0 ]; then
