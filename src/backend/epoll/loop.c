@@ -320,6 +320,16 @@ static void process_events(zl_loop *loop, int count)
 
 #define ZL_EPOLL_EXTRA_ROUNDS 8
 
+/* epoll_wait without waiting; true when something was reported. */
+static bool poll_events_now(zl_loop *loop)
+{
+    int count =
+        epoll_wait(loop->epoll_fd, loop->events, ZL_EPOLL_MAX_EVENTS, 0);
+    if (count > 0)
+        process_events(loop, count);
+    return count > 0;
+}
+
 int zl_loop_run_once(zl_loop *loop, int timeout_ms)
 {
     int count = epoll_wait(loop->epoll_fd, loop->events, ZL_EPOLL_MAX_EVENTS,
@@ -329,10 +339,12 @@ int zl_loop_run_once(zl_loop *loop, int timeout_ms)
     int ran = 0;
     /* A handle whose read filled its buffer is ready again at once; serve a
      * few more rounds here rather than paying an epoll_wait(0) for each.
-     * Bounded, so new events and timers still get their turn. A round that
-     * wrote ends the pass: the data may be for a peer on this loop, whose
-     * drained handle hears of it only from epoll_wait, and writing on
-     * without reading queued megabytes in the kernel (see above). */
+     * Bounded, so new events and timers still get their turn. Before a
+     * second write in the same pass, collect the events the first one may
+     * have raised at a peer on this loop: its drained handle hears of the
+     * data only from epoll_wait, and writing on without reading queued
+     * megabytes in the kernel (see zl_epoll_write_defer). */
+    bool wrote = false;
     for (int round = 0;
          round <= ZL_EPOLL_EXTRA_ROUNDS &&
          (round == 0 || link_linked(&loop->ready) || loop->completed_head ||
@@ -340,8 +352,11 @@ int zl_loop_run_once(zl_loop *loop, int timeout_ms)
          round++) {
         run_ready(loop);
         ran += dispatch_completions(loop);
-        if (!link_linked(&loop->ready) && run_deferred_writes(loop))
-            break;
+        if (link_linked(&loop->ready) || !link_linked(&loop->deferred_writes))
+            continue;
+        if (wrote && poll_events_now(loop) && link_linked(&loop->ready))
+            continue; /* reads first, the writes next round */
+        wrote |= run_deferred_writes(loop);
     }
     ran += run_wake(loop);
     ran += zl_timer_heap_run(&loop->timers, zl_loop_now(loop));
