@@ -590,10 +590,10 @@ START_TEST(test_data_before_accept)
 }
 END_TEST
 
-/* Two buffers fill in order; a read that fills neither completely has
- * drained the socket, and the next read still completes when more data
- * comes (a stale "drained" would hang it, a stale "readable" cost an
- * EAGAIN: neither is visible here, but the hang is). */
+/* Two buffers fill in order. A read that returns less than their total
+ * (here: exactly the first buffer's worth) has drained the socket, and the
+ * next read must still complete when more data comes: a handle left marked
+ * drained without an edge to come would hang it. */
 START_TEST(test_readv_fills_in_order)
 {
     pair p;
