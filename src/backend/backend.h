@@ -41,6 +41,24 @@ typedef struct zl_iovec {
  * buffer for whatever follows it. */
 #define ZL_READ_IOV_MAX 2
 
+/* A read as every backend keeps it in its op: the owner's iovecs, copied,
+ * and their total, which decides whether a read was short. */
+typedef struct zl_read_req {
+    zl_iovec iov[ZL_READ_IOV_MAX];
+    int count;
+    size_t len;
+} zl_read_req;
+
+static inline void zl_read_req_set(zl_read_req *req, const zl_iovec *iov, int n)
+{
+    req->count = n;
+    req->len = 0;
+    for (int i = 0; i < n; i++) {
+        req->iov[i] = iov[i];
+        req->len += iov[i].len;
+    }
+}
+
 typedef void (*zl_op_cb)(zl_op *op, int status, size_t bytes);
 typedef void (*zl_timer_cb)(zl_timer *timer);
 typedef void (*zl_wake_cb)(void *arg);

@@ -741,9 +741,7 @@ static void start_read(zl_engine *e)
         iov[n++] = (zl_iovec){e->greeting, 0}; /* nothing is read */
     else if (e->in_buf)
         iov[n++] = (zl_iovec){e->in_buf, READ_BUFFER_SIZE};
-    e->read_len = 0;
-    for (int i = 0; i < n; i++)
-        e->read_len += iov[i].len;
+    e->read_len = e->read_direct + (e->in_buf ? READ_BUFFER_SIZE : 0);
     e->read_pending = true;
     e->pending_ops++;
     zl_handle_readv(e->handle, &e->read_op, iov, n);

@@ -16,11 +16,7 @@ struct zl_op_impl {
     size_t bytes;           /* written so far, then the result */
     int status;
     union {
-        struct {
-            zl_iovec iov[ZL_READ_IOV_MAX];
-            int count;
-            size_t len; /* the iovecs' total */
-        } read;
+        zl_read_req read;
         struct {
             const zl_iovec *iov; /* the owner's array, never modified */
             int count;

@@ -34,14 +34,8 @@
 
 void zl_handle_readv(zl_handle *h, zl_op *op, const zl_iovec *iov, int n)
 {
-    struct zl_op_impl *impl = &op->impl;
-    impl->io = &h->io;
-    impl->req.read.count = n;
-    impl->req.read.len = 0;
-    for (int i = 0; i < n; i++) {
-        impl->req.read.iov[i] = iov[i];
-        impl->req.read.len += iov[i].len;
-    }
+    op->impl.io = &h->io;
+    zl_read_req_set(&op->impl.req.read, iov, n);
     h->read_op = op;
     if (h->io.readable)
         zl_epoll_ready_push(&h->io);

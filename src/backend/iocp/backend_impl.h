@@ -22,11 +22,7 @@ struct zl_op_impl {
     unsigned char cancelled; /* cancel/close came first: report ZL_ECANCELED */
     unsigned char probing;   /* a read's zero-byte readiness probe is posted */
     union {
-        struct {
-            zl_iovec iov[ZL_READ_IOV_MAX];
-            int count;
-            size_t len; /* the iovecs' total */
-        } read;
+        zl_read_req read;
         struct {
             const zl_iovec *iov; /* the owner's array, never modified */
             int count;

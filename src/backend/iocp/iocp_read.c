@@ -73,12 +73,7 @@ void zl_handle_readv(zl_handle *h, zl_op *op, const zl_iovec *iov, int n)
     op->impl.step = read_step;
     op->impl.owner = h;
     op->impl.cancelled = 0;
-    op->impl.req.read.count = n;
-    op->impl.req.read.len = 0;
-    for (int i = 0; i < n; i++) {
-        op->impl.req.read.iov[i] = iov[i];
-        op->impl.req.read.len += iov[i].len;
-    }
+    zl_read_req_set(&op->impl.req.read, iov, n);
     h->read_op = op;
     h->pending++;
     op->impl.probing = h->drained && op->impl.req.read.len > 0;
