@@ -27,6 +27,7 @@
 #include <uv.h>
 
 #include "backend.h"
+#include "cache_line.h"
 #include "fast_tls.h"
 
 #if defined(__SANITIZE_ADDRESS__)
@@ -158,7 +159,11 @@ static bool grow(int c)
     bool huge =
         class_size(c) >= HUGE_CLASS_MIN && globals[c].slab_bytes >= HUGE_AFTER;
     size_t slab_bytes = slab_size(c, huge);
-    char *slab = huge ? zl_os_slab_alloc(slab_bytes) : malloc(slab_bytes);
+    /* Blocks are laid out from the first line boundary (cache_line.h): the
+     * body a sender fills never shares a line with the block before it,
+     * which another thread may be freeing. */
+    size_t allocated = huge ? slab_bytes : slab_bytes + ZL_CACHE_LINE;
+    char *slab = huge ? zl_os_slab_alloc(allocated) : malloc(allocated);
     if (!slab)
         return false;
     globals[c].slab_bytes += slab_bytes;
@@ -176,9 +181,11 @@ static bool grow(int c)
     }
     slabs[slab_count++] = slab;
     uv_mutex_unlock(&slab_lock);
+    char *first = zl_cache_align_up(slab);
+    size_t usable = allocated - (size_t)(first - slab);
     size_t size = class_size(c);
-    for (size_t off = 0; off + size <= slab_bytes; off += size) {
-        free_block *b = (free_block *)(slab + off);
+    for (size_t off = 0; off + size <= usable; off += size) {
+        free_block *b = (free_block *)(first + off);
         b->next = globals[c].head;
         globals[c].head = b;
         globals[c].count++;

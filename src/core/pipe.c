@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cache_line.h"
 #include "fast_tls.h"
 #include "msg.h"
 
@@ -19,19 +20,23 @@
 #define FIRST_CHUNK_MSGS 8
 
 /* Keeps the fields that one thread writes off the cache lines that the other
- * thread writes. malloc's alignment is less than a line, so the gap is a
- * whole line rather than an alignment. */
-#define CACHE_LINE 64
+ * thread writes. The shared structure comes from malloc, whose alignment is
+ * less than a line, so the gap is a whole line rather than an alignment. */
+#define CACHE_LINE ZL_CACHE_LINE
 
+/* Slots start on a line (the chunk comes from zl_cache_aligned_alloc), so a
+ * 128-byte message is two lines, and the slot the writer fills next never
+ * shares a line with the one the reader is taking. */
 typedef struct zl_chunk {
     struct zl_chunk *next;
     int cap; /* slots in msgs; fixed when the chunk is made */
-    zlink_msg_t msgs[];
+    _Alignas(ZL_CACHE_LINE) zlink_msg_t msgs[];
 } zl_chunk;
 
 static zl_chunk *chunk_new(int cap)
 {
-    zl_chunk *chunk = malloc(sizeof *chunk + (size_t)cap * sizeof(zlink_msg_t));
+    zl_chunk *chunk = zl_cache_aligned_alloc(sizeof *chunk +
+                                             (size_t)cap * sizeof(zlink_msg_t));
     if (chunk != NULL) {
         chunk->next = NULL;
         chunk->cap = cap;
@@ -141,10 +146,11 @@ static void queue_destroy(struct zl_msg_queue *q)
     chunk = q->read_chunk;
     while (chunk != NULL) {
         zl_chunk *next = chunk->next;
-        free(chunk);
+        zl_cache_aligned_free(chunk);
         chunk = next;
     }
-    free(atomic_load_explicit(&q->spare, memory_order_acquire));
+    zl_cache_aligned_free(
+        atomic_load_explicit(&q->spare, memory_order_acquire));
 }
 
 static void end_init(zl_pipe *p, struct zl_pipe_shared *shared, zl_pipe *peer,
@@ -424,12 +430,12 @@ static bool refill(zl_pipe *p)
 static void recycle_chunk(struct zl_msg_queue *q, zl_chunk *chunk)
 {
     if (chunk->cap != CHUNK_MSGS) {
-        free(chunk);
+        zl_cache_aligned_free(chunk);
         return;
     }
     zl_chunk *old =
         atomic_exchange_explicit(&q->spare, chunk, memory_order_acq_rel);
-    free(old);
+    zl_cache_aligned_free(old);
 }
 
 zl_pipe_read_result zl_pipe_read(zl_pipe *p, zlink_msg_t *msg)

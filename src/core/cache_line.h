@@ -1,0 +1,41 @@
+/* cache_line.h — memory that starts on a cache line, for what two threads
+ * pass between them. malloc aligns to 16 bytes, so a 128-byte pipe slot or
+ * a pool block laid out from a malloc'd base straddles one line more than it
+ * needs and shares its edge lines with the neighbour that the other thread
+ * is writing: on a host where a line moves slowly between cores, that false
+ * sharing, not the work, sets the rate of inproc traffic. */
+#ifndef ZL_CACHE_LINE_H
+#define ZL_CACHE_LINE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#define ZL_CACHE_LINE 64
+
+/* The first line boundary at or after p. */
+static inline void *zl_cache_align_up(void *p)
+{
+    uintptr_t at = (uintptr_t)p;
+    return (void *)((at + ZL_CACHE_LINE - 1) & ~(uintptr_t)(ZL_CACHE_LINE - 1));
+}
+
+/* size bytes starting on a line, or NULL; free with zl_cache_aligned_free.
+ * What malloc returned sits in the word just before the aligned block. */
+static inline void *zl_cache_aligned_alloc(size_t size)
+{
+    void *raw = malloc(size + ZL_CACHE_LINE + sizeof(void *));
+    if (raw == NULL)
+        return NULL;
+    void **aligned = zl_cache_align_up((char *)raw + sizeof(void *));
+    aligned[-1] = raw;
+    return aligned;
+}
+
+static inline void zl_cache_aligned_free(void *p)
+{
+    if (p != NULL)
+        free(((void **)p)[-1]);
+}
+
+#endif
