@@ -134,11 +134,10 @@ main() {
         -j "$JOBS" "${filter[@]}"; then
         # Wine now and then fails to start a test process at all (it ends
         # in 0.00 s with no output; seen once in four runs of the stage).
-        # Also seen twice in about 300 loaded runs, under Wine only (0 of
-        # 50 on Linux under the same load): test_wakeups'
-        # blocking_recv_two_pipes_at_every_gap on inproc timing out on one
-        # message, a lost wakeup not yet found (issue 5's note). A test that
-        # fails every time fails again here; only the rerun's result counts.
+        # (test_wakeups' lost wakeup under Wine, once the other flake here,
+        # was Wine failing a racing send() on the signaler: fixed in
+        # iocp_signaler.c.) A test that fails every time fails again here;
+        # only the rerun's result counts.
         log "some tests failed under Wine; rerunning the failed ones once" \
             "(Wine sometimes fails to start a process)"
         ctest --test-dir "$BUILD" --output-on-failure --rerun-failed \

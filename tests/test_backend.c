@@ -1164,6 +1164,72 @@ START_TEST(test_signaler)
 }
 END_TEST
 
+/* Two threads signal a third that sleeps, resets and takes, as a socket's
+ * mailbox does: a sender counts its command, then signals; the receiver
+ * resets, then takes every command counted so far. A command counted after
+ * that must leave the read end readable, or the receiver sleeps through
+ * it. Wine's send() sometimes failed a send that raced another with
+ * WSAEWOULDBLOCK while nothing was unread (iocp_signaler.c). */
+#define SIGNAL_SENDS 20000 /* per sender */
+#define SIGNAL_LIMIT_MS 3000
+
+typedef struct signal_race {
+    zl_signaler signaler;
+    atomic_int counted; /* commands counted by the senders */
+    atomic_bool stop;
+} signal_race;
+
+static void counting_sender(void *arg)
+{
+    signal_race *r = arg;
+    for (int i = 0; i < SIGNAL_SENDS && !atomic_load(&r->stop); i++) {
+        atomic_fetch_add(&r->counted, 1);
+        zl_signaler_send(&r->signaler);
+        /* Gaps of 0-15 us, so the receiver both finds a signal waiting
+         * and sleeps before one comes. */
+        uint64_t until = uv_hrtime() + (uint64_t)(i % 16) * 1000u;
+        while (uv_hrtime() < until)
+            ;
+    }
+}
+
+START_TEST(test_signaler_racing_senders_wake_the_sleeper)
+{
+    signal_race r;
+    ck_assert_int_eq(zl_signaler_init(&r.signaler), 0);
+    atomic_init(&r.counted, 0);
+    atomic_init(&r.stop, false);
+    uv_thread_t threads[2];
+    for (int i = 0; i < 2; i++)
+        ck_assert_int_eq(uv_thread_create(&threads[i], counting_sender, &r), 0);
+    uint64_t start = zl_test_now_ms();
+    int taken = 0, wakes = 0;
+    while (taken < 2 * SIGNAL_SENDS) {
+        if (zl_test_now_ms() - start > SIGNAL_LIMIT_MS)
+            atomic_store(&r.stop, true);
+        /* Counted before the wait: their signals must end it. */
+        int counted = atomic_load(&r.counted);
+        int rc = zl_signaler_wait(&r.signaler, 1000);
+        if (rc != 0) {
+            ck_assert_msg(counted == taken,
+                          "slept through %d signals after %d wakes",
+                          counted - taken, wakes);
+            if (atomic_load(&r.stop))
+                break; /* the senders stopped early and all was taken */
+            continue;
+        }
+        wakes++;
+        zl_signaler_reset(&r.signaler);
+        taken = atomic_load(&r.counted);
+    }
+    atomic_store(&r.stop, true);
+    for (int i = 0; i < 2; i++)
+        ck_assert_int_eq(uv_thread_join(&threads[i]), 0);
+    ck_assert_int_gt(wakes, 0);
+    zl_signaler_close(&r.signaler);
+}
+END_TEST
+
 START_TEST(test_os_poll_signaler)
 {
     zl_signaler s;
@@ -1328,6 +1394,7 @@ static Suite *backend_suite(void)
     tcase_add_test(tc, test_timer_rearm_next_pass);
     tcase_add_test(tc, test_run_once_timeout);
     tcase_add_test(tc, test_signaler);
+    tcase_add_test(tc, test_signaler_racing_senders_wake_the_sleeper);
     tcase_add_test(tc, test_os_poll_signaler);
     tcase_add_test(tc, test_unix_stream);
     tcase_add_test(tc, test_unix_abstract);

@@ -104,12 +104,29 @@ void zl_signaler_close(zl_signaler *s)
     s->read_end = s->write_end = INVALID_SOCKET;
 }
 
+static bool read_end_readable(zl_signaler *s)
+{
+    WSAPOLLFD fd = {.fd = s->read_end, .events = POLLRDNORM};
+    return WSAPoll(&fd, 1, 0) > 0;
+}
+
 void zl_signaler_send(zl_signaler *s)
 {
     char byte = 0;
-    /* WSAEWOULDBLOCK means the pipe is full of unread signals: the read end
-     * is readable already, which is all a signal has to achieve. */
-    send(s->write_end, &byte, 1, 0);
+    /* On Windows WSAEWOULDBLOCK means the pipe is full of unread signals:
+     * the read end is readable already, which is all a signal has to
+     * achieve. Wine also returns it, now and then, for a send that races
+     * another thread's send on the same socket, with nothing unread (seen
+     * under load in test_wakeups: the receiver slept through its message).
+     * So a send that did not go through is retried until it does or the
+     * read end shows a signal. */
+    for (int attempt = 0;; attempt++) {
+        if (send(s->write_end, &byte, 1, 0) != SOCKET_ERROR ||
+            WSAGetLastError() != WSAEWOULDBLOCK || read_end_readable(s))
+            return;
+        if (attempt > 0)
+            Sleep(0);
+    }
 }
 
 int zl_signaler_wait(zl_signaler *s, int timeout_ms)
