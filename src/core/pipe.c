@@ -24,9 +24,11 @@
  * less than a line, so the gap is a whole line rather than an alignment. */
 #define CACHE_LINE ZL_CACHE_LINE
 
-/* Slots start on a line (the chunk comes from zl_cache_aligned_alloc), so a
+/* Slots of a full chunk start on a line (zl_cache_aligned_alloc), so a
  * 128-byte message is two lines, and the slot the writer fills next never
- * shares a line with the one the reader is taking. */
+ * shares a line with the one the reader is taking. The small first chunk of
+ * a quiet pipe is plain malloc: ten thousand idle connections would pay the
+ * alignment's slack for nothing. */
 typedef struct zl_chunk {
     struct zl_chunk *next;
     int cap; /* slots in msgs; fixed when the chunk is made */
@@ -35,13 +37,24 @@ typedef struct zl_chunk {
 
 static zl_chunk *chunk_new(int cap)
 {
-    zl_chunk *chunk = zl_cache_aligned_alloc(sizeof *chunk +
-                                             (size_t)cap * sizeof(zlink_msg_t));
+    size_t bytes = sizeof(zl_chunk) + (size_t)cap * sizeof(zlink_msg_t);
+    zl_chunk *chunk =
+        cap == CHUNK_MSGS ? zl_cache_aligned_alloc(bytes) : malloc(bytes);
     if (chunk != NULL) {
         chunk->next = NULL;
         chunk->cap = cap;
     }
     return chunk;
+}
+
+static void chunk_free(zl_chunk *chunk)
+{
+    if (chunk == NULL)
+        return;
+    if (chunk->cap == CHUNK_MSGS)
+        zl_cache_aligned_free(chunk);
+    else
+        free(chunk);
 }
 
 /* The reader's sleep flag shares one word with the published count, as in
@@ -146,11 +159,10 @@ static void queue_destroy(struct zl_msg_queue *q)
     chunk = q->read_chunk;
     while (chunk != NULL) {
         zl_chunk *next = chunk->next;
-        zl_cache_aligned_free(chunk);
+        chunk_free(chunk);
         chunk = next;
     }
-    zl_cache_aligned_free(
-        atomic_load_explicit(&q->spare, memory_order_acquire));
+    chunk_free(atomic_load_explicit(&q->spare, memory_order_acquire));
 }
 
 static void end_init(zl_pipe *p, struct zl_pipe_shared *shared, zl_pipe *peer,
@@ -430,12 +442,12 @@ static bool refill(zl_pipe *p)
 static void recycle_chunk(struct zl_msg_queue *q, zl_chunk *chunk)
 {
     if (chunk->cap != CHUNK_MSGS) {
-        zl_cache_aligned_free(chunk);
+        chunk_free(chunk);
         return;
     }
     zl_chunk *old =
         atomic_exchange_explicit(&q->spare, chunk, memory_order_acq_rel);
-    zl_cache_aligned_free(old);
+    chunk_free(old);
 }
 
 zl_pipe_read_result zl_pipe_read(zl_pipe *p, zlink_msg_t *msg)
