@@ -19,11 +19,6 @@
 #define CHUNK_MSGS 256
 #define FIRST_CHUNK_MSGS 8
 
-/* Keeps the fields that one thread writes off the cache lines that the other
- * thread writes. The shared structure comes from malloc, whose alignment is
- * less than a line, so the gap is a whole line rather than an alignment. */
-#define CACHE_LINE ZL_CACHE_LINE
-
 /* Slots of a full chunk start on a line (zl_cache_aligned_alloc), so a
  * 128-byte message is two lines, and the slot the writer fills next never
  * shares a line with the one the reader is taking. The small first chunk of
@@ -81,13 +76,16 @@ struct zl_msg_queue {
     uint64_t read_msgs_seen; /* a lower bound of msgs_read */
     uint64_t hwm;            /* 0: no limit */
 
-    /* Written by the writer, read by the reader. */
-    char gap0[CACHE_LINE];
+    /* Written by the writer, read by the reader. The gaps keep the fields
+     * one thread writes off the lines the other writes; the structure comes
+     * from malloc, whose alignment is less than a line, so each gap is a
+     * whole line rather than an alignment. */
+    char gap0[ZL_CACHE_LINE];
     atomic_uint_least64_t published;      /* parts << 1 | READER_ASLEEP */
     atomic_uint_least64_t published_msgs; /* whole messages among them */
 
     /* Reader's thread only, and what it writes for the writer. */
-    char gap1[CACHE_LINE];
+    char gap1[ZL_CACHE_LINE];
     zl_chunk *read_chunk;
     int read_pos;
     uint64_t read_parts;
@@ -100,14 +98,14 @@ struct zl_msg_queue {
      * exchange, so each arming produces at most one ACTIVATE_WRITE. It is
      * separate from msgs_read so that the reader's count stays a plain
      * store per message. */
-    char gap2[CACHE_LINE];
+    char gap2[ZL_CACHE_LINE];
     atomic_int writer_waiting;
 
     /* The reader parks the chunk it leaves here and the writer takes it
      * back, so a pipe at steady state does not call malloc. */
-    char gap3[CACHE_LINE];
+    char gap3[ZL_CACHE_LINE];
     _Atomic(zl_chunk *) spare;
-    char gap4[CACHE_LINE];
+    char gap4[ZL_CACHE_LINE];
 };
 
 struct zl_pipe_shared {
@@ -116,9 +114,9 @@ struct zl_pipe_shared {
     uv_mutex_t lock;
     /* Each end is written by its own owner's thread. */
     struct zl_pipe a;
-    char gap0[CACHE_LINE];
+    char gap0[ZL_CACHE_LINE];
     struct zl_pipe b;
-    char gap1[CACHE_LINE];
+    char gap1[ZL_CACHE_LINE];
     struct zl_msg_queue a_to_b, b_to_a;
 };
 
