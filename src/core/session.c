@@ -20,9 +20,15 @@ static void end_on_own(zl_session *s);
 
 static const zl_io_object_ops session_ops;
 
-int zl_session_socket_type(const zl_session *s) { return s->options.type; }
+int zl_session_socket_type(const zl_session *s)
+{
+    return s->options.type;
+}
 
-zl_socket *zl_session_socket(zl_session *s) { return s->socket; }
+zl_socket *zl_session_socket(zl_session *s)
+{
+    return s->socket;
+}
 
 /* ---- the pipe ---- */
 
@@ -31,8 +37,8 @@ zl_socket *zl_session_socket(zl_session *s) { return s->socket; }
 static int create_pipe(zl_session *s, zl_pipe **socket_end)
 {
     zl_pipe *ours;
-    if (zl_pipe_pair(socket_end, &ours, s->options.sndhwm,
-                     s->options.rcvhwm) != 0)
+    if (zl_pipe_pair(socket_end, &ours, s->options.sndhwm, s->options.rcvhwm) !=
+        0)
         return -1;
     zl_pipe_set_owner(*socket_end, &s->socket->mailbox, s->socket);
     zl_pipe_set_owner(ours, &s->base.thread->mailbox, s);
@@ -42,10 +48,8 @@ static int create_pipe(zl_session *s, zl_pipe **socket_end)
 
 static void send_to_socket(zl_session *s, zl_cmd_type type, zl_pipe *p)
 {
-    zl_cmd cmd = {.type = type,
-                  .target = s->socket,
-                  .pipe = p,
-                  .arg = s->connect_side};
+    zl_cmd cmd = {
+        .type = type, .target = s->socket, .pipe = p, .arg = s->connect_side};
     if (p)
         zl_pipe_ref(p);
     zl_mailbox_send(&s->socket->mailbox, &cmd);
@@ -229,8 +233,8 @@ static void on_connected(zl_op *op, int status, size_t bytes)
     zl_handle_set_buffers(h, s->options.sndbuf > 0 ? s->options.sndbuf : 0,
                           s->options.rcvbuf > 0 ? s->options.rcvbuf : 0);
     zl_monitor_event(s->socket, ZLINK_EVENT_CONNECTED, 0, s->endpoint);
-    s->engine = zl_engine_create(s, s->base.thread->loop, h, &s->options,
-                                 s->endpoint);
+    s->engine =
+        zl_engine_create(s, s->base.thread->loop, h, &s->options, s->endpoint);
     if (!s->engine) {
         zl_handle_close(h);
         schedule_reconnect(s);
@@ -240,8 +244,8 @@ static void on_connected(zl_op *op, int status, size_t bytes)
 static void start_connect(zl_session *s)
 {
     int err = 0;
-    s->connecting = zl_handle_connect(s->base.thread->loop, &s->addr,
-                                      &s->connect_op, &err);
+    s->connecting =
+        zl_handle_connect(s->base.thread->loop, &s->addr, &s->connect_op, &err);
     if (!s->connecting) {
         zl_monitor_event(s->socket, ZLINK_EVENT_CLOSED, 0, s->endpoint);
         schedule_reconnect(s);
@@ -309,7 +313,10 @@ static void end_on_own(zl_session *s)
     zl_mailbox_send(&s->socket->mailbox, &cmd);
 }
 
-static void on_linger_expired(zl_timer *t) { destroy(t->data); }
+static void on_linger_expired(zl_timer *t)
+{
+    destroy(t->data);
+}
 
 /* Stop: keep sending what the socket queued until its delimiter, for at most
  * LINGER ms, then go. */
