@@ -2,7 +2,8 @@
  * API: libzmq's defaults, set/get of every option in zlink.h, EINVAL for
  * bad values, unknown and read-only options; ZLINK_LAST_ENDPOINT; endpoint
  * errors (EINVAL, EPROTONOSUPPORT, EADDRINUSE, ENOENT); unbind/disconnect
- * by endpoint; RCVTIMEO, MAXMSGSIZE and HANDSHAKE_IVL at work. */
+ * by endpoint; RCVTIMEO, MAXMSGSIZE and HANDSHAKE_IVL at work; the send
+ * buffer ipc asks for. */
 #include <sys/stat.h>
 
 #ifndef _WIN32
@@ -735,6 +736,83 @@ START_TEST(handshake_ivl_drops_silent_peer)
 END_TEST
 #endif
 
+#ifdef __linux__
+#include <sys/un.h>
+
+/* The SO_SNDBUF of each connected AF_UNIX stream socket of this process
+ * whose own or peer address is path. */
+static int unix_sndbufs_at(const char *path, int *out, int cap)
+{
+    int found = 0;
+    for (int fd = 3; fd < 1024 && found < cap; fd++) {
+        struct sockaddr_un own = {0}, peer = {0};
+        socklen_t own_len = sizeof own, peer_len = sizeof peer;
+        if (getsockname(fd, (struct sockaddr *)&own, &own_len) != 0 ||
+            own.sun_family != AF_UNIX)
+            continue;
+        int type = 0, listening = 1;
+        socklen_t len = sizeof type;
+        getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &len);
+        len = sizeof listening;
+        getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &listening, &len);
+        if (type != SOCK_STREAM || listening)
+            continue;
+        getpeername(fd, (struct sockaddr *)&peer, &peer_len);
+        if (strcmp(own.sun_path, path) != 0 && strcmp(peer.sun_path, path) != 0)
+            continue;
+        len = sizeof out[found];
+        ck_assert_int_eq(
+            getsockopt(fd, SOL_SOCKET, SO_SNDBUF, &out[found], &len), 0);
+        found++;
+    }
+    return found;
+}
+
+/* What Linux reports for SO_SNDBUF after a request of `asked` bytes: twice
+ * that, capped at twice net.core.wmem_max. */
+static int reported_sndbuf(int asked)
+{
+    int wmem_max = asked;
+    FILE *f = fopen("/proc/sys/net/core/wmem_max", "r");
+    if (f) {
+        if (fscanf(f, "%d", &wmem_max) != 1)
+            wmem_max = asked;
+        fclose(f);
+    }
+    return 2 * (asked < wmem_max ? asked : wmem_max);
+}
+
+/* Both ends of an ipc connection ask for a 512 KiB send buffer while
+ * SNDBUF is at its default (AF_UNIX's own is smaller than one 256 KiB
+ * message), and take the user's SNDBUF when it is set. */
+START_TEST(ipc_send_buffer_size)
+{
+    const int user_sndbuf = 100000;
+    void *ctx = zt_ctx();
+    void *a = zt_socket(ctx, ZLINK_PAIR);
+    void *b = zt_socket(ctx, ZLINK_PAIR);
+    if (_i == 1) {
+        zt_set_int(a, ZLINK_SNDBUF, user_sndbuf);
+        zt_set_int(b, ZLINK_SNDBUF, user_sndbuf);
+    }
+    char ep[300];
+    zt_endpoint(ZT_IPC, ep, sizeof ep);
+    zt_bind(a, ep);
+    zt_connect(b, ep);
+    ck_assert(zt_ping_until(b, a, "ping", ZT_TIMEOUT_MS));
+    ck_assert(zt_ping_until(a, b, "pong", ZT_TIMEOUT_MS));
+    int sndbufs[4];
+    ck_assert_int_eq(unix_sndbufs_at(ep + strlen("ipc://"), sndbufs, 4), 2);
+    int expected = reported_sndbuf(_i == 1 ? user_sndbuf : 512 * 1024);
+    ck_assert_int_eq(sndbufs[0], expected);
+    ck_assert_int_eq(sndbufs[1], expected);
+    zt_close(a);
+    zt_close(b);
+    zt_term(ctx);
+}
+END_TEST
+#endif
+
 static Suite *options_suite(void)
 {
     Suite *s = suite_create("socket_options");
@@ -769,6 +847,9 @@ static Suite *options_suite(void)
     tcase_add_loop_test(work, maxmsgsize_drops_connection, 0, 2);
 #ifndef _WIN32
     tcase_add_test(work, handshake_ivl_drops_silent_peer);
+#endif
+#ifdef __linux__
+    tcase_add_loop_test(work, ipc_send_buffer_size, 0, 2);
 #endif
     suite_add_tcase(s, work);
     return s;
