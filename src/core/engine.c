@@ -51,7 +51,10 @@ typedef enum zl_engine_state {
 /* Zero-copy bodies per write. 32 keeps 8 KiB bodies at 256 KiB a write:
  * 64 of them (512 KiB) ran 0.6-0.85x as fast. */
 #define MAX_INFLIGHT 32
-/* Room for our own commands (PONG, ERROR, READY) outside the batch. */
+/* Room for our own commands (PONG, ERROR, READY) outside the batch. The
+ * queue for PONG, PING and ERROR is a pool block taken when one is queued
+ * and given back once it is in the output buffer: these are rare, and ten
+ * thousand idle connections would otherwise each hold the room. */
 #define COMMAND_ROOM 600
 
 /* What a write in flight points at besides the output buffer. It is 6 KiB,
@@ -67,10 +70,11 @@ struct zl_engine {
     zl_loop *loop;
     zl_handle *handle;
     int socket_type;
-    zl_blob routing_id; /* ours, announced in READY */
+    /* Ours, announced in READY; NULL when empty, as it usually is, so that
+     * a connection does not carry 256 bytes for it. */
+    zl_blob *routing_id;
     int handshake_ivl;
     int heartbeat_ivl, heartbeat_ttl, heartbeat_timeout;
-    char endpoint[300];
     int pending_ops;
 
     /* Input. */
@@ -105,8 +109,9 @@ struct zl_engine {
     uint8_t slots_class;
     int iov_count;
     int inflight_count;
-    size_t inflight_bytes;          /* zero-copy bytes in this batch */
-    uint8_t commands[COMMAND_ROOM]; /* queued commands of our own */
+    size_t inflight_bytes; /* zero-copy bytes in this batch */
+    uint8_t *commands;     /* queued commands of our own; NULL when none */
+    uint8_t commands_class;
     size_t commands_len;
 
     zl_timer handshake_timer;
@@ -134,6 +139,14 @@ static void release_in_buf(zl_engine *e)
     e->in_buf = NULL;
 }
 
+static void release_commands(zl_engine *e)
+{
+    if (e->commands)
+        zl_pool_free(e->commands, e->commands_class);
+    e->commands = NULL;
+    e->commands_len = 0;
+}
+
 static void release_out_buf(zl_engine *e)
 {
     if (e->out_buf)
@@ -158,6 +171,8 @@ static void maybe_free(zl_engine *e)
         zlink_msg_close(&e->slots->inflight[i]);
     release_in_buf(e);
     release_out_buf(e);
+    release_commands(e);
+    free(e->routing_id);
     free(e);
 }
 
@@ -194,7 +209,7 @@ static void handshake_failed(zl_engine *e, uint32_t reason)
     if (e->session)
         zl_monitor_event(zl_session_socket(e->session),
                          ZLINK_EVENT_HANDSHAKE_FAILED_PROTOCOL, reason,
-                         e->endpoint);
+                         e->session->endpoint);
     fail(e, true);
 }
 
@@ -208,7 +223,7 @@ static void fail(zl_engine *e, bool protocol)
         (e->state == ZL_ENGINE_GREETING || e->state == ZL_ENGINE_HANDSHAKE))
         zl_monitor_event(zl_session_socket(e->session),
                          ZLINK_EVENT_HANDSHAKE_FAILED_NO_DETAIL, 0,
-                         e->endpoint);
+                         e->session->endpoint);
     close_connection(e, protocol);
 }
 
@@ -403,14 +418,15 @@ static void fill_output(zl_engine *e)
         e->greeting_sent = true;
     }
     if (e->state != ZL_ENGINE_GREETING && !e->ready_sent) {
-        e->out_len += zl_ready_encode(e->out_buf + e->out_len, COMMAND_ROOM,
-                                      e->socket_type, e->routing_id.data,
-                                      e->routing_id.len);
+        e->out_len += zl_ready_encode(
+            e->out_buf + e->out_len, COMMAND_ROOM, e->socket_type,
+            e->routing_id ? e->routing_id->data : NULL,
+            e->routing_id ? e->routing_id->len : 0);
         e->ready_sent = true;
     }
-    if (e->commands_len) {
+    if (e->commands) {
         append_bytes(e, e->commands, e->commands_len);
-        e->commands_len = 0;
+        release_commands(e);
     }
     if (e->state == ZL_ENGINE_ACTIVE && e->session && !e->pipe_closed) {
         if (e->has_stalled_out) {
@@ -444,14 +460,27 @@ static void fill_output(zl_engine *e)
     zl_handle_write(e->handle, &e->write_op, e->slots->iov, e->iov_count);
 }
 
-/* Queues one of our own commands (PONG, PING, ERROR) for the next write. */
+/* Queues one of our own commands (PONG, PING, ERROR) for the next write.
+ * Without memory or room it is dropped, as a full queue drops it: a PING
+ * or PONG comes again, and an ERROR is followed by the close anyway. */
 static void queue_command(zl_engine *e, const char *name, const void *data,
                           size_t len)
 {
-    size_t n = zl_command_encode(e->commands + e->commands_len,
-                                 sizeof e->commands - e->commands_len, name,
-                                 data, len);
-    e->commands_len += n;
+    if (!e->commands) {
+        e->commands = zl_pool_alloc(COMMAND_ROOM, &e->commands_class);
+        if (!e->commands)
+            return;
+    }
+    e->commands_len +=
+        zl_command_encode(e->commands + e->commands_len,
+                          COMMAND_ROOM - e->commands_len, name, data, len);
+}
+
+/* Queues a command and starts the write that carries it. */
+static void send_command(zl_engine *e, const char *name, const void *data,
+                         size_t len)
+{
+    queue_command(e, name, data, len);
     fill_output(e);
 }
 
@@ -508,13 +537,11 @@ static void on_ready(zl_engine *e, const uint8_t *data, size_t len)
     if (!zl_socket_types_compatible(e->socket_type, props.peer_type)) {
         /* Tell the peer why before closing, as the spec asks. */
         static const char reason[] = "\x13Invalid socket type";
-        e->commands_len += zl_command_encode(
-            e->commands + e->commands_len, sizeof e->commands - e->commands_len,
-            "ERROR", reason, sizeof reason - 1);
+        queue_command(e, "ERROR", reason, sizeof reason - 1);
         zl_monitor_event(zl_session_socket(e->session),
                          ZLINK_EVENT_HANDSHAKE_FAILED_PROTOCOL,
                          ZLINK_PROTOCOL_ERROR_ZMTP_INVALID_METADATA,
-                         e->endpoint);
+                         e->session->endpoint);
         e->state = ZL_ENGINE_FAILING;
         fill_output(e);
         return;
@@ -578,8 +605,8 @@ static bool on_command(zl_engine *e, zlink_msg_t *msg)
          * TTL (in tenths of a second) is how long the peer may be silent. */
         if (data_len >= 2) {
             arm_deadline(e, (data[0] << 8 | data[1]) * 100);
-            queue_command(e, "PONG", data + 2,
-                          data_len - 2 > 16 ? 16 : data_len - 2);
+            send_command(e, "PONG", data + 2,
+                         data_len - 2 > 16 ? 16 : data_len - 2);
         }
     } else if (zl_command_is(name, name_len, "ERROR")) {
         fail(e, false);
@@ -774,7 +801,7 @@ static void on_heartbeat(zl_timer *t)
     zl_engine *e = t->data;
     uint16_t ttl = (uint16_t)(e->heartbeat_ttl / 100);
     uint8_t body[2] = {(uint8_t)(ttl >> 8), (uint8_t)ttl};
-    queue_command(e, "PING", body, sizeof body);
+    send_command(e, "PING", body, sizeof body);
     arm_deadline(e, e->heartbeat_timeout);
     zl_timer_start(e->loop, &e->heartbeat_timer, (uint64_t)e->heartbeat_ivl);
 }
@@ -787,8 +814,7 @@ static void on_heartbeat_deadline(zl_timer *t)
 /* ---- entry points ---- */
 
 zl_engine *zl_engine_create(zl_session *session, zl_loop *loop,
-                            zl_handle *handle, const zl_options *options,
-                            const char *endpoint)
+                            zl_handle *handle, const zl_options *options)
 {
     zl_engine *e = calloc(1, sizeof *e);
     if (!e)
@@ -798,8 +824,15 @@ zl_engine *zl_engine_create(zl_session *session, zl_loop *loop,
     e->handle = handle;
     e->socket_type = options->type;
     /* libzmq announces an Identity only where it means something. */
-    if (options->type == ZLINK_DEALER || options->type == ZLINK_ROUTER)
-        e->routing_id = options->routing_id;
+    if ((options->type == ZLINK_DEALER || options->type == ZLINK_ROUTER) &&
+        options->routing_id.len > 0) {
+        e->routing_id = malloc(sizeof *e->routing_id);
+        if (!e->routing_id) {
+            free(e);
+            return NULL;
+        }
+        *e->routing_id = options->routing_id;
+    }
     e->handshake_ivl = options->handshake_ivl;
     e->heartbeat_ivl = options->heartbeat_ivl;
     e->heartbeat_ttl = options->heartbeat_ttl;
@@ -808,7 +841,6 @@ zl_engine *zl_engine_create(zl_session *session, zl_loop *loop,
                                : options->heartbeat_ivl;
     e->batch_limit = BATCH_MIN;
     e->peer_minor = 1;
-    snprintf(e->endpoint, sizeof e->endpoint, "%s", endpoint);
     zl_decoder_init(&e->decoder, options->maxmsgsize);
     zlink_msg_init(&e->stalled);
     zlink_msg_init(&e->stalled_out);

@@ -14,10 +14,10 @@ struct zl_session;
 typedef struct zl_engine zl_engine;
 
 /* Takes the connected handle; sends the greeting at once and starts the
- * handshake timer. endpoint names the connection in monitor events. */
+ * handshake timer. Monitor events name the connection by the session's
+ * endpoint. */
 zl_engine *zl_engine_create(struct zl_session *session, zl_loop *loop,
-                            zl_handle *handle, const zl_options *options,
-                            const char *endpoint);
+                            zl_handle *handle, const zl_options *options);
 /* The session's pipe has messages again. */
 void zl_engine_restart_output(zl_engine *e);
 /* The session's pipe has room again. */

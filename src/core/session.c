@@ -255,8 +255,7 @@ static void on_connected(zl_op *op, int status, size_t bytes)
     }
     set_buffer_sizes(h, &s->options, s->endpoint);
     zl_monitor_event(s->socket, ZLINK_EVENT_CONNECTED, 0, s->endpoint);
-    s->engine =
-        zl_engine_create(s, s->base.thread->loop, h, &s->options, s->endpoint);
+    s->engine = zl_engine_create(s, s->base.thread->loop, h, &s->options);
     if (!s->engine) {
         zl_handle_close(h);
         schedule_reconnect(s);
@@ -463,8 +462,7 @@ zl_session *zl_session_create_accepted(zl_socket *socket, zl_io_thread *thread,
     if (!s)
         return NULL;
     set_buffer_sizes(handle, options, endpoint);
-    s->engine =
-        zl_engine_create(s, thread->loop, handle, &s->options, s->endpoint);
+    s->engine = zl_engine_create(s, thread->loop, handle, &s->options);
     if (!s->engine) {
         zl_handle_close(handle);
         atomic_fetch_sub(&thread->load, 1);
