@@ -22,18 +22,26 @@ static bool msg_is_reusable(const zl_msg *m)
     return msg_is_valid(m) || m->kind == ZL_MSG_CLOSED;
 }
 
+/* Clears the 8-byte header and sets the kind. The rest is left as it is:
+ * nothing reads a body past the size the header gives, and clearing all
+ * 128 bytes, several times per message, was a tenth of the instructions
+ * of an inproc PAIR 64 B message (callgrind). */
+static void msg_init_header(zl_msg *m, uint8_t kind)
+{
+    memset(m, 0, offsetof(zl_msg, u));
+    m->kind = kind;
+}
+
 static void msg_init_inline(zl_msg *m, size_t size)
 {
-    memset(m, 0, sizeof *m);
-    m->kind = ZL_MSG_INLINE;
+    msg_init_header(m, ZL_MSG_INLINE);
     m->inline_size = (uint8_t)size;
 }
 
 static void msg_init_ref(zl_msg *m, uint8_t kind, zl_content *content,
                          void *data, size_t size)
 {
-    memset(m, 0, sizeof *m);
-    m->kind = kind;
+    msg_init_header(m, kind);
     m->u.ref.content = content;
     m->u.ref.data = data;
     m->u.ref.size = size;
@@ -240,9 +248,7 @@ ZLINK_EXPORT int zlink_msg_get(const zlink_msg_t *msg, int property)
 
 int zl_msg_init_delimiter(zlink_msg_t *msg)
 {
-    zl_msg *m = zl_msg_of(msg);
-    memset(m, 0, sizeof *m);
-    m->kind = ZL_MSG_DELIMITER;
+    msg_init_header(zl_msg_of(msg), ZL_MSG_DELIMITER);
     return 0;
 }
 
