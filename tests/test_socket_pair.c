@@ -254,6 +254,38 @@ START_TEST(pair_msg_move)
 }
 END_TEST
 
+/* A receive into a message that holds a body releases the body first, as
+ * libzmq does: it takes the new message in place, and a failed receive
+ * leaves the message empty. A message that is not one is refused. */
+START_TEST(pair_msg_recv_replaces_content)
+{
+    pair_fixture f;
+    if (!pair_open(&f, ZT_INPROC))
+        return;
+    zlink_msg_t msg;
+    ck_assert_int_eq(zlink_msg_init_size(&msg, 300), 0);
+    zt_fill(zlink_msg_data(&msg), 300, 5);
+    zt_expect_errno(zlink_msg_recv(&msg, f.binder, ZLINK_DONTWAIT), EAGAIN);
+    ck_assert_uint_eq(zlink_msg_size(&msg), 0);
+
+    ck_assert_int_eq(zlink_msg_init_size(&msg, 300), 0);
+    zt_send_str(f.connecter, "new", 0);
+    ck_assert_int_eq(zlink_msg_recv(&msg, f.binder, 0), 3);
+    ck_assert_mem_eq(zlink_msg_data(&msg), "new", 3);
+    ck_assert_int_eq(zlink_msg_close(&msg), 0);
+
+    /* A closed message may be received into again. */
+    zt_send_str(f.connecter, "again", 0);
+    ck_assert_int_eq(zlink_msg_recv(&msg, f.binder, 0), 5);
+    ck_assert_int_eq(zlink_msg_close(&msg), 0);
+
+    zlink_msg_t garbage;
+    memset(&garbage, 0xee, sizeof garbage);
+    zt_expect_errno(zlink_msg_recv(&garbage, f.binder, ZLINK_DONTWAIT), EFAULT);
+    pair_close(&f);
+}
+END_TEST
+
 /* PAIR talks to one peer: a second connection is refused and the first
  * keeps working. */
 START_TEST(pair_refuses_second_peer)
@@ -306,6 +338,7 @@ static Suite *pair_suite(void)
     tcase_add_loop_test(tc, pair_send_const, 0, ZT_TRANSPORT_COUNT);
     tcase_add_test(tc, pair_recv_truncates);
     tcase_add_test(tc, pair_msg_move);
+    tcase_add_test(tc, pair_msg_recv_replaces_content);
     tcase_add_loop_test(tc, pair_refuses_second_peer, 0, ZT_TRANSPORT_COUNT);
     tcase_add_test(tc, pair_without_peer);
     suite_add_tcase(s, tc);

@@ -157,6 +157,19 @@ ZLINK_EXPORT int zlink_msg_close(zlink_msg_t *msg)
     return 0;
 }
 
+int zl_msg_reset(zlink_msg_t *msg)
+{
+    zl_msg *m = zl_msg_of(msg);
+    if (!msg_is_reusable(m)) {
+        errno = EFAULT;
+        return -1;
+    }
+    if (m->kind != ZL_MSG_CLOSED)
+        msg_release(m);
+    msg_init_inline(m, 0);
+    return 0;
+}
+
 ZLINK_EXPORT int zlink_msg_move(zlink_msg_t *dest, zlink_msg_t *src)
 {
     zl_msg *d = zl_msg_of(dest);

@@ -64,6 +64,9 @@ static inline const zl_msg *zl_msg_cof(const zlink_msg_t *m) { return (const zl_
 
 /* Internal helpers; all return 0 or -1 with errno. */
 int zl_msg_init_delimiter(zlink_msg_t *msg);
+/* Releases what msg holds and leaves it empty, ready to receive into; -1
+ * with EFAULT when msg is neither live nor closed. */
+int zl_msg_reset(zlink_msg_t *msg);
 bool zl_msg_is_delimiter(const zlink_msg_t *msg);
 int zl_msg_init_const(zlink_msg_t *msg, const void *data, size_t size);
 /* Copies size bytes in (init_size + memcpy). */

@@ -407,13 +407,17 @@ int zlink_msg_recv(zlink_msg_t *msg, void *handle, int flags)
     zl_socket *s = zl_socket_from_handle(handle);
     if (!s)
         return -1;
-    zlink_msg_t in;
-    zlink_msg_init(&in);
-    if (zl_socket_recv_msg(s, &in, flags) != 0) {
-        zlink_msg_close(&in);
+    /* As in libzmq, the old content goes first and a failed receive
+     * leaves an empty message; receiving in place spares a 128-byte move
+     * per message. */
+    if (zl_msg_reset(msg) != 0)
+        return -1;
+    if (zl_socket_recv_msg(s, msg, flags) != 0) {
+        int saved = errno;
+        zl_msg_reset(msg);
+        errno = saved;
         return -1;
     }
-    zlink_msg_move(msg, &in);
     size_t size = zlink_msg_size(msg);
     return size > INT32_MAX ? INT32_MAX : (int)size;
 }
