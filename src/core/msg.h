@@ -24,10 +24,11 @@ enum zl_msg_kind {
 /* Message flags (the low bits match ZMTP frame flags where they overlap). */
 #define ZL_MSG_MORE 0x01
 #define ZL_MSG_COMMAND 0x04
-#define ZL_MSG_SUBSCRIBE 0x08  /* a SUB/XSUB subscription (0x01 + topic) */
-#define ZL_MSG_CANCEL 0x10     /* a SUB/XSUB cancel (0x00 + topic) */
-#define ZL_MSG_ROUTING_ID 0x40 /* carries a peer's routing id (session→router) */
-#define ZL_MSG_SHARED 0x80     /* content is shared with another message */
+#define ZL_MSG_SUBSCRIBE 0x08 /* a SUB/XSUB subscription (0x01 + topic) */
+#define ZL_MSG_CANCEL 0x10    /* a SUB/XSUB cancel (0x00 + topic) */
+#define ZL_MSG_ROUTING_ID                                                      \
+    0x40                   /* carries a peer's routing id (session→router) */
+#define ZL_MSG_SHARED 0x80 /* content is shared with another message */
 
 /* A refcounted body. data usually points just past this header (one
  * allocation); zlink_msg_init_data points it at the caller's buffer. */
@@ -59,8 +60,14 @@ typedef struct zl_msg {
 _Static_assert(sizeof(zl_msg) == sizeof(zlink_msg_t),
                "zl_msg must fill zlink_msg_t");
 
-static inline zl_msg *zl_msg_of(zlink_msg_t *m) { return (zl_msg *)m; }
-static inline const zl_msg *zl_msg_cof(const zlink_msg_t *m) { return (const zl_msg *)m; }
+static inline zl_msg *zl_msg_of(zlink_msg_t *m)
+{
+    return (zl_msg *)m;
+}
+static inline const zl_msg *zl_msg_cof(const zlink_msg_t *m)
+{
+    return (const zl_msg *)m;
+}
 
 /* Internal helpers; all return 0 or -1 with errno. */
 int zl_msg_init_delimiter(zlink_msg_t *msg);

@@ -683,8 +683,7 @@ int zlink_connect(void *handle, const char *endpoint)
         return -1;
     zl_io_thread *thread = zl_ctx_choose_thread(s->ctx);
     size_t pipes_before = s->pipe_count;
-    zl_session *session =
-        zl_session_create_connect(s, thread, &addr, endpoint);
+    zl_session *session = zl_session_create_connect(s, thread, &addr, endpoint);
     if (!session) {
         errno = ENOMEM;
         return -1;
@@ -800,8 +799,7 @@ int zlink_close(void *handle)
 
 bool zl_socket_reapable(zl_socket *s)
 {
-    return s->closed && s->pipe_count == 0 &&
-           atomic_load(&s->io_objects) == 0;
+    return s->closed && s->pipe_count == 0 && atomic_load(&s->io_objects) == 0;
 }
 
 void zl_socket_destroy(zl_socket *s)
