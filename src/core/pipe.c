@@ -396,10 +396,13 @@ static void maybe_activate_writer(zl_pipe *p)
 }
 
 static _Thread_local bool reader_kept_awake ZL_FAST_TLS;
+static _Thread_local bool any_left_awake ZL_FAST_TLS;
 
 void zl_pipe_keep_reader_awake(bool awake)
 {
     reader_kept_awake = awake;
+    if (awake)
+        any_left_awake = false;
 }
 
 /* Loads what the writer published. Finding nothing puts this end to sleep,
@@ -416,6 +419,7 @@ static bool refill(zl_pipe *p)
         }
         if (reader_kept_awake) {
             p->left_awake = true;
+            any_left_awake = true;
             return false;
         }
         if (seen & READER_ASLEEP)
@@ -481,6 +485,11 @@ zl_pipe_read_result zl_pipe_read(zl_pipe *p, zlink_msg_t *msg)
             maybe_activate_writer(p);
     }
     return ZL_PIPE_MSG;
+}
+
+bool zl_pipe_any_left_awake(void)
+{
+    return any_left_awake;
 }
 
 bool zl_pipe_has_published(zl_pipe *p)

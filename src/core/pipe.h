@@ -90,6 +90,9 @@ void zl_pipe_rollback(zl_pipe *p);
  * it sleeps or returns, settle every end left awake: zl_pipe_check_read
  * (with the flag cleared) either finds data or puts the end to sleep. */
 void zl_pipe_keep_reader_awake(bool awake);
+/* True when, since this thread last set the flag, an end was left awake;
+ * when false there is nothing to settle. */
+bool zl_pipe_any_left_awake(void);
 /* True when a read would not find the queue empty; never sleeps. */
 bool zl_pipe_has_published(zl_pipe *p);
 

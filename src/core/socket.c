@@ -335,14 +335,18 @@ static int with_timeout(zl_socket *s, int (*op)(zl_socket *, zlink_msg_t *),
     if (rc != 0 && errno == EAGAIN && spin)
         rc = spin_receive(s, op, msg);
     if (spin) {
-        int saved = errno;
         zl_pipe_keep_reader_awake(false);
-        settle_awake_pipes(s, false);
-        errno = saved;
-        /* A message that came after the last look was activated just now,
-         * or its flush will wake us. */
-        if (rc != 0 && errno == EAGAIN)
-            rc = op(s, msg);
+        /* A receive that found its message at once usually left no pipe
+         * awake, and then there is nothing to settle. */
+        if (zl_pipe_any_left_awake()) {
+            int saved = errno;
+            settle_awake_pipes(s, false);
+            errno = saved;
+            /* A message that came after the last look was activated just
+             * now, or its flush will wake us. */
+            if (rc != 0 && errno == EAGAIN)
+                rc = op(s, msg);
+        }
     }
     if (rc == 0)
         return 0;
