@@ -30,9 +30,9 @@ struct zl_pipe_shared;
 struct zl_msg_queue;
 
 typedef enum zl_pipe_read_result {
-    ZL_PIPE_MSG,    /* *msg holds the next message part */
-    ZL_PIPE_EMPTY,  /* nothing now; this end sleeps until ACTIVATE_READ */
-    ZL_PIPE_CLOSED  /* the peer's delimiter: nothing will ever come */
+    ZL_PIPE_MSG,   /* *msg holds the next message part */
+    ZL_PIPE_EMPTY, /* nothing now; this end sleeps until ACTIVATE_READ */
+    ZL_PIPE_CLOSED /* the peer's delimiter: nothing will ever come */
 } zl_pipe_read_result;
 
 /* A routing id of up to 255 bytes. */
@@ -60,8 +60,8 @@ struct zl_pipe {
     bool terminated;          /* we wrote our delimiter */
     bool closed;              /* we read the peer's delimiter */
     bool released;
-    bool in_message;          /* the last write had MORE set */
-    bool left_awake;          /* found empty while kept awake: not asleep */
+    bool in_message; /* the last write had MORE set */
+    bool left_awake; /* found empty while kept awake: not asleep */
 };
 
 /* Creates both ends. hwm 0 means no limit. a_to_b_hwm limits messages that
