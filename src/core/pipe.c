@@ -314,8 +314,10 @@ bool zl_pipe_check_write(zl_pipe *p)
 bool zl_pipe_write(zl_pipe *p, zlink_msg_t *msg)
 {
     struct zl_msg_queue *q = p->out;
-    if (p->terminated)
+    if (p->terminated) {
+        errno = EAGAIN;
         return false;
+    }
     /* Linking the next chunk before filling the last slot keeps write_pos
      * on a free slot, so the delimiter never needs memory. */
     if (q->write_pos == q->write_chunk->cap - 1 && !ensure_next_chunk(q)) {

@@ -77,7 +77,8 @@ void zl_pipe_set_owner(zl_pipe *p, zl_mailbox *mailbox, void *owner);
 bool zl_pipe_check_write(zl_pipe *p);
 /* Moves msg into the pipe; msg is left as an empty message. The reader sees
  * nothing of a multipart message until its last part is written and flushed.
- * Returns false (msg untouched) after terminate. */
+ * Returns false (msg untouched) after terminate, with errno EAGAIN, or
+ * without memory, with ENOMEM. */
 bool zl_pipe_write(zl_pipe *p, zlink_msg_t *msg);
 /* Publishes complete messages; wakes a sleeping reader. */
 void zl_pipe_flush(zl_pipe *p);

@@ -151,8 +151,8 @@ int zl_load_balance_send(zl_load_balance *lb, zlink_msg_t *msg)
 
     zl_pipe *p = lb->sending;
     if (!zl_pipe_write(p, msg)) {
-        /* check_write said yes, so the pipe is out of memory (errno set),
-         * or it was terminated since the message began. */
+        /* check_write said yes, so the pipe is out of memory (ENOMEM), or
+         * it was terminated since the message began (EAGAIN). */
         if (!lb->more)
             return -1;
         zl_pipe_rollback(p);

@@ -82,13 +82,9 @@ static int pair_send(zl_socket *s, zlink_msg_t *msg)
         return -1;
     }
     bool last = !(zl_msg_flags(msg) & ZL_MSG_MORE);
-    /* write fails on ENOMEM, or silently once the pipe is terminated. */
-    errno = 0;
-    if (!zl_pipe_write(p, msg)) {
-        if (errno != ENOMEM)
-            errno = EAGAIN;
+    /* Fails with ENOMEM, or with EAGAIN once the pipe is terminated. */
+    if (!zl_pipe_write(p, msg))
         return -1;
-    }
     pair->more_out = !last;
     if (last)
         zl_pipe_flush(p);
