@@ -11,6 +11,7 @@
 #include "ctx.h"
 #include "monitor.h"
 #include "msg.h"
+#include "noinline.h"
 #include "pipe.h"
 #include "session.h"
 #include "spin.h"
@@ -308,22 +309,15 @@ static int spin_receive(zl_socket *s, int (*op)(zl_socket *, zlink_msg_t *),
 
 /* Runs op until it succeeds, fails for a reason other than EAGAIN, or the
  * timeout passes. A blocking receive spins briefly before it sleeps. */
-static int with_timeout(zl_socket *s, int (*op)(zl_socket *, zlink_msg_t *),
-                        zlink_msg_t *msg, int flags, int timeout, bool spin)
+/* The rest of with_timeout, once the first try found nothing (or left a
+ * pipe awake): commands, the spin, settling, then sleeping until the
+ * timeout. Kept out of line so that a try that succeeds at once costs no
+ * more than it must. */
+static ZL_NOINLINE int wait_for_op(zl_socket *s,
+                                   int (*op)(zl_socket *, zlink_msg_t *),
+                                   zlink_msg_t *msg, int flags, int timeout,
+                                   bool spin, int rc)
 {
-    if (zl_ctx_terminating(s->ctx)) {
-        errno = ETERM;
-        return -1;
-    }
-    /* Commands first when there are any: without this, a ROUTER that
-     * drops for unknown ids, or a receiver that always finds a message on
-     * one pipe, would never learn of new peers or of other pipes' data. */
-    if (atomic_load_explicit(&s->commands_pending, memory_order_relaxed) &&
-        zl_socket_process_commands(s, 0) != 0)
-        return -1;
-    spin = spin && !(flags & ZLINK_DONTWAIT) && timeout != 0 && may_spin(s);
-    zl_pipe_keep_reader_awake(spin);
-    int rc = op(s, msg);
     /* Before giving up or sleeping, take in what other threads told us:
      * new pipes (a ROUTER's EHOSTUNREACH may be one of them), room or
      * messages on existing ones. */
@@ -336,8 +330,6 @@ static int with_timeout(zl_socket *s, int (*op)(zl_socket *, zlink_msg_t *),
         rc = spin_receive(s, op, msg);
     if (spin) {
         zl_pipe_keep_reader_awake(false);
-        /* A receive that found its message at once usually left no pipe
-         * awake, and then there is nothing to settle. */
         if (zl_pipe_any_left_awake()) {
             int saved = errno;
             settle_awake_pipes(s, false);
@@ -367,6 +359,32 @@ static int with_timeout(zl_socket *s, int (*op)(zl_socket *, zlink_msg_t *),
         if (errno != EAGAIN)
             return -1;
     }
+}
+
+static int with_timeout(zl_socket *s, int (*op)(zl_socket *, zlink_msg_t *),
+                        zlink_msg_t *msg, int flags, int timeout, bool spin)
+{
+    if (zl_ctx_terminating(s->ctx)) {
+        errno = ETERM;
+        return -1;
+    }
+    /* Commands first when there are any: without this, a ROUTER that
+     * drops for unknown ids, or a receiver that always finds a message on
+     * one pipe, would never learn of new peers or of other pipes' data. */
+    if (atomic_load_explicit(&s->commands_pending, memory_order_relaxed) &&
+        zl_socket_process_commands(s, 0) != 0)
+        return -1;
+    spin = spin && !(flags & ZLINK_DONTWAIT) && timeout != 0 && may_spin(s);
+    zl_pipe_keep_reader_awake(spin);
+    int rc = op(s, msg);
+    /* A try that found its message at once usually left no pipe awake,
+     * and then there is nothing to settle. */
+    if (rc == 0 && !(spin && zl_pipe_any_left_awake())) {
+        if (spin)
+            zl_pipe_keep_reader_awake(false);
+        return 0;
+    }
+    return wait_for_op(s, op, msg, flags, timeout, spin, rc);
 }
 
 int zl_socket_send_msg(zl_socket *s, zlink_msg_t *msg, int flags)
