@@ -297,6 +297,66 @@ START_TEST(decode_long_frame)
 }
 END_TEST
 
+/* Whole long frames in one buffer take the decoder's fast path: one frame
+ * per call, any size with the LONG flag, and the same refusals as the
+ * general path (a size over the limit, a size no buffer holds) without
+ * allocating for them. */
+START_TEST(decode_whole_long_frames)
+{
+    uint8_t in[2 * (9 + 300) + 9 + 5];
+    size_t at = 0;
+    for (int f = 0; f < 2; f++) {
+        memcpy(in + at, f == 0 ? "\x03" : "\x02",
+               1); /* LONG: MORE, then last */
+        memcpy(in + at + 1, "\x00\x00\x00\x00\x00\x00\x01\x2c", 8);
+        at += 9;
+        for (size_t i = 0; i < 300; i++)
+            in[at + i] = (uint8_t)(i + (size_t)f);
+        at += 300;
+    }
+    memcpy(in + at, "\x02\x00\x00\x00\x00\x00\x00\x00\x05hello", 14);
+    at += 14;
+    ck_assert_uint_eq(at, sizeof in);
+
+    zl_decoder d;
+    zlink_msg_t msg;
+    size_t consumed, pos = 0;
+    zl_decoder_init(&d, -1);
+    for (int f = 0; f < 2; f++) {
+        ck_assert_int_eq(
+            zl_decoder_decode(&d, in + pos, sizeof in - pos, &consumed, &msg),
+            ZL_DECODE_FRAME);
+        ck_assert_uint_eq(consumed, 9 + 300);
+        check_frame(&msg, in + pos + 9, 300, f == 0 ? ZL_MSG_MORE : 0);
+        zlink_msg_close(&msg);
+        pos += consumed;
+    }
+    ck_assert_int_eq(
+        zl_decoder_decode(&d, in + pos, sizeof in - pos, &consumed, &msg),
+        ZL_DECODE_FRAME);
+    ck_assert_uint_eq(consumed, 14);
+    check_frame(&msg, "hello", 5, 0);
+    zlink_msg_close(&msg);
+    zl_decoder_destroy(&d);
+
+    /* Over the limit, with the whole body there. */
+    zl_decoder_init(&d, 299);
+    ck_assert_int_eq(zl_decoder_decode(&d, in, 9 + 300, &consumed, &msg),
+                     ZL_DECODE_ERROR);
+    ck_assert_int_eq(d.error, ZL_DECODE_ERR_TOO_LARGE);
+    zl_decoder_destroy(&d);
+
+    /* 2^64 - 1 announced in one piece: refused, never allocated. */
+    zl_decoder_init(&d, -1);
+    ck_assert_int_eq(
+        zl_decoder_decode(&d, BYTES("\x02\xff\xff\xff\xff\xff\xff\xff\xff"),
+                          &consumed, &msg),
+        ZL_DECODE_ERROR);
+    ck_assert_int_eq(d.error, ZL_DECODE_ERR_TOO_LARGE);
+    zl_decoder_destroy(&d);
+}
+END_TEST
+
 START_TEST(decode_command_frame)
 {
     /* PING with TTL 10 (deciseconds) and context "ab". */
@@ -1057,6 +1117,7 @@ static Suite *suite(void)
     tcase_add_test(tc, decode_one_frame_per_call);
     tcase_add_test(tc, decode_zero_length_frames);
     tcase_add_test(tc, decode_long_frame);
+    tcase_add_test(tc, decode_whole_long_frames);
     tcase_add_test(tc, decode_command_frame);
     tcase_add_test(tc, decode_inline_and_content_bodies);
     tcase_add_test(tc, decode_byte_by_byte);

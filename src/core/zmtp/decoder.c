@@ -135,26 +135,37 @@ static void take_body(zl_decoder *d, const uint8_t *data, size_t len,
     *pos += n;
 }
 
-/* A whole short frame at the start of the input, the usual case on a busy
- * connection, decoded without the byte-by-byte header state. Returns false
- * to leave anything else (long, partial, invalid, too large, no memory) to
- * the general path, which reports it. */
-static bool decode_short_frame(zl_decoder *d, const uint8_t *data, size_t len,
+/* A whole frame at the start of the input, the usual case on a busy
+ * connection, decoded without the byte-by-byte header state: short frames
+ * and long ones (every body over 255 bytes) alike. Returns false to leave
+ * anything else (partial, invalid, too large, no memory) to the general
+ * path, which reports it. */
+static bool decode_whole_frame(zl_decoder *d, const uint8_t *data, size_t len,
                                size_t *consumed, zlink_msg_t *out)
 {
     if (d->state != DECODING_HEADER || d->header_have != 0 || len < 2)
         return false;
     uint8_t frame_flags = data[0];
-    size_t size = data[1];
-    if ((frame_flags & ZL_FRAME_LONG) || !flags_valid(frame_flags) ||
-        len - 2 < size ||
+    if (!flags_valid(frame_flags))
+        return false;
+    size_t header_len = 2;
+    uint64_t size = data[1];
+    if (frame_flags & ZL_FRAME_LONG) {
+        header_len = ZL_FRAME_HEADER_MAX;
+        if (len < header_len)
+            return false;
+        size = 0;
+        for (size_t i = 1; i < ZL_FRAME_HEADER_MAX; i++)
+            size = (size << 8) | data[i];
+    }
+    if (size > len - header_len ||
         (d->max_msg_size >= 0 && size > (uint64_t)d->max_msg_size) ||
-        zlink_msg_init_size(out, size) != 0)
+        zlink_msg_init_size(out, (size_t)size) != 0)
         return false;
     if (size > 0)
-        memcpy(zlink_msg_data(out), data + 2, size);
+        memcpy(zlink_msg_data(out), data + header_len, (size_t)size);
     zl_msg_set_flags(out, zl_msg_flags_of_frame(frame_flags));
-    *consumed = 2 + size;
+    *consumed = header_len + (size_t)size;
     return true;
 }
 
@@ -164,7 +175,7 @@ zl_decode_result zl_decoder_decode(zl_decoder *d, const uint8_t *data,
 {
     size_t pos = 0;
     zl_decode_result result = ZL_DECODE_NEED_MORE;
-    if (decode_short_frame(d, data, len, consumed, out))
+    if (decode_whole_frame(d, data, len, consumed, out))
         return ZL_DECODE_FRAME;
     *consumed = 0;
     if (d->state == DECODER_FAILED)
