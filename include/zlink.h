@@ -133,6 +133,9 @@ ZLINK_EXPORT int zlink_msg_init(zlink_msg_t *msg);
 ZLINK_EXPORT int zlink_msg_init_size(zlink_msg_t *msg, size_t size);
 ZLINK_EXPORT int zlink_msg_init_data(zlink_msg_t *msg, void *data, size_t size,
                                      zlink_free_fn *ffn, void *hint);
+/* As in libzmq: a send that succeeds leaves msg empty, one that fails
+ * leaves it as it was; a receive releases what msg held first, and leaves
+ * it empty when it fails. */
 ZLINK_EXPORT int zlink_msg_send(zlink_msg_t *msg, void *socket, int flags);
 ZLINK_EXPORT int zlink_msg_recv(zlink_msg_t *msg, void *socket, int flags);
 ZLINK_EXPORT int zlink_msg_close(zlink_msg_t *msg);
