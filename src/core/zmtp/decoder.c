@@ -84,17 +84,23 @@ static bool size_too_large(const zl_decoder *d, uint64_t size)
     return d->max_msg_size >= 0 && size > (uint64_t)d->max_msg_size;
 }
 
+/* The body size a complete header announces: one byte, or eight in
+ * network order for a LONG frame. */
+static uint64_t header_size(const uint8_t *header)
+{
+    if (!(header[0] & ZL_FRAME_LONG))
+        return header[1];
+    uint64_t size = 0;
+    for (size_t i = 1; i < ZL_FRAME_HEADER_MAX; i++)
+        size = (size << 8) | header[i];
+    return size;
+}
+
 /* The header is complete: check the size, then allocate the whole body at
  * once. Nothing is allocated for a size we are going to refuse. */
 static zl_decode_result start_body(zl_decoder *d)
 {
-    uint64_t size = 0;
-    if (d->flags & ZL_FRAME_LONG) {
-        for (size_t i = 1; i < ZL_FRAME_HEADER_MAX; i++)
-            size = (size << 8) | d->header[i];
-    } else {
-        size = d->header[1];
-    }
+    uint64_t size = header_size(d->header);
     if (size_too_large(d, size))
         return fail(d, ZL_DECODE_ERR_TOO_LARGE);
     if (zlink_msg_init_size(&d->msg, (size_t)size) != 0)
@@ -148,16 +154,10 @@ static bool decode_whole_frame(zl_decoder *d, const uint8_t *data, size_t len,
     uint8_t frame_flags = data[0];
     if (!flags_valid(frame_flags))
         return false;
-    size_t header_len = 2;
-    uint64_t size = data[1];
-    if (frame_flags & ZL_FRAME_LONG) {
-        header_len = ZL_FRAME_HEADER_MAX;
-        if (len < header_len)
-            return false;
-        size = 0;
-        for (size_t i = 1; i < ZL_FRAME_HEADER_MAX; i++)
-            size = (size << 8) | data[i];
-    }
+    size_t header_len = (frame_flags & ZL_FRAME_LONG) ? ZL_FRAME_HEADER_MAX : 2;
+    if (len < header_len)
+        return false;
+    uint64_t size = header_size(data);
     if (size > len - header_len ||
         (d->max_msg_size >= 0 && size > (uint64_t)d->max_msg_size) ||
         zlink_msg_init_size(out, (size_t)size) != 0)
