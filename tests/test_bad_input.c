@@ -1227,6 +1227,63 @@ START_TEST(large_frame_direct_read)
 }
 END_TEST
 
+/* Large bodies read straight into their messages, with runs of small
+ * frames and a medium one between them, all in one write: the reads split
+ * this stream wherever the socket does, including behind a large body,
+ * where the read buffer takes only a short tail (engine.c DIRECT_TAIL). */
+static uint8_t stream_byte(size_t frame, size_t i)
+{
+    return (uint8_t)(frame * 31 + i * 7 + i / 253);
+}
+
+START_TEST(large_and_small_frames_in_one_stream)
+{
+    fixture f;
+    fx_setup(&f, NO_OPTIONS);
+    raw_fd fd = raw_dealer(f.port, 1);
+    enum { ROUNDS = 4, SMALL_RUN = 60 };
+    size_t sizes[ROUNDS * (SMALL_RUN + 3)];
+    size_t frames = 0, total = 0;
+    for (size_t r = 0; r < ROUNDS; r++) {
+        sizes[frames++] = 65536 + r * 1000;
+        for (size_t i = 0; i < SMALL_RUN; i++)
+            sizes[frames++] = 1 + (i * 37 + r) % 120;
+        sizes[frames++] = 9000; /* read directly, but shorter than a buffer */
+        sizes[frames++] = 100000 + r;
+    }
+    for (size_t k = 0; k < frames; k++)
+        total += 9 + sizes[k];
+    uint8_t *wire = malloc(total);
+    ck_assert_ptr_nonnull(wire);
+    size_t at = 0;
+    for (size_t k = 0; k < frames; k++) {
+        at += put_header(wire + at, 0, sizes[k], false);
+        for (size_t i = 0; i < sizes[k]; i++)
+            wire[at++] = stream_byte(k, i);
+    }
+    raw_send(fd, wire, at);
+    zlink_msg_t msg;
+    zlink_msg_init(&msg);
+    for (size_t k = 0; k < frames; k++) {
+        char id[16];
+        ck_assert_int_gt(zlink_recv(f.router, id, sizeof id, 0), 0);
+        ck_assert_int_eq(zlink_msg_recv(&msg, f.router, 0), (int)sizes[k]);
+        const uint8_t *body = zlink_msg_data(&msg);
+        for (size_t i = 0; i < sizes[k]; i++)
+            if (body[i] != stream_byte(k, i))
+                ck_abort_msg("frame %zu of size %zu differs at byte %zu", k,
+                             sizes[k], i);
+    }
+    zlink_msg_close(&msg);
+    free(wire);
+    exchange(&f, fd, "small after the stream");
+    raw_close(fd);
+    wait_disconnect(&f);
+    check_good_peer(&f);
+    fx_teardown(&f);
+}
+END_TEST
+
 /* ---- more hostile peers ---- */
 
 /* The decoder refuses an oversized frame as soon as its header is
@@ -1729,6 +1786,7 @@ Suite *bad_input_suite(void)
     tcase_add_test(odd, heartbeat_idle_peer_survives);
     tcase_add_test(odd, split_at_every_byte);
     tcase_add_test(odd, large_frame_direct_read);
+    tcase_add_test(odd, large_and_small_frames_in_one_stream);
     tcase_add_test(odd, unusual_but_valid_handshakes);
     suite_add_tcase(s, odd);
     return s;
