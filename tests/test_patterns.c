@@ -89,8 +89,10 @@ static size_t connect_peer(int out_hwm, int in_hwm, const char *routing_id)
     zl_pipe_set_owner(mine, &fx.s.mailbox, &fx.s);
     zl_pipe_set_owner(theirs, &fx.peer_mailbox, NULL);
     if (routing_id != NULL) {
-        mine->routing_id.len = (uint8_t)strlen(routing_id);
-        memcpy(mine->routing_id.data, routing_id, strlen(routing_id));
+        ck_assert_int_eq(zl_pipe_set_routing_id(mine,
+                                                (const uint8_t *)routing_id,
+                                                strlen(routing_id)),
+                         0);
     }
     size_t i = fx.n++;
     fx.mine[i] = mine;
@@ -246,6 +248,24 @@ static zl_blob blob_of(const char *s)
 static bool blob_equal(const zl_blob *a, const zl_blob *b)
 {
     return a->len == b->len && memcmp(a->data, b->data, a->len) == 0;
+}
+
+/* The routing id a pipe carries, as a blob. */
+static zl_blob pipe_id(const zl_pipe *p)
+{
+    zl_blob b;
+    size_t len;
+    const uint8_t *data = zl_pipe_routing_id(p, &len);
+    b.len = (uint8_t)len;
+    if (len > 0)
+        memcpy(b.data, data, len);
+    return b;
+}
+
+static bool pipe_id_is(const zl_pipe *p, const zl_blob *b)
+{
+    zl_blob have = pipe_id(p);
+    return blob_equal(&have, b);
 }
 
 /* ---- Fair queue and load balancer, on their own ----------------------- */
@@ -843,7 +863,7 @@ START_TEST(router_auto_ids)
         sock_recv_id(&ids[i]);
         ck_assert_uint_eq(ids[i].len, 5);
         ck_assert_uint_eq(ids[i].data[0], 0);
-        ck_assert(blob_equal(&ids[i], &fx.mine[i]->routing_id));
+        ck_assert(pipe_id_is(fx.mine[i], &ids[i]));
         snprintf(body, sizeof body, "hello-%zu", i);
         sock_expect(body, false);
     }
@@ -891,14 +911,14 @@ START_TEST(router_duplicate_id_gets_auto)
     connect_peer(0, 0, "alice");
     connect_peer(0, 0, "alice");
     zl_blob alice = blob_of("alice");
-    ck_assert(blob_equal(&fx.mine[0]->routing_id, &alice));
-    ck_assert_uint_eq(fx.mine[1]->routing_id.len, 5);
-    ck_assert_uint_eq(fx.mine[1]->routing_id.data[0], 0);
+    ck_assert(pipe_id_is(fx.mine[0], &alice));
+    ck_assert_uint_eq(pipe_id(fx.mine[1]).len, 5);
+    ck_assert_uint_eq(pipe_id(fx.mine[1]).data[0], 0);
 
     peer_send(1, "second", false);
     zl_blob id;
     sock_recv_id(&id);
-    ck_assert(blob_equal(&id, &fx.mine[1]->routing_id));
+    ck_assert(pipe_id_is(fx.mine[1], &id));
     sock_expect("second", false);
 
     ck_assert_int_eq(sock_send("alice", true), 0);
@@ -1084,7 +1104,7 @@ START_TEST(router_closed_pipe_removed)
     /* The id is free again for a newcomer. */
     size_t again = connect_peer(0, 0, "bob");
     zl_blob bob = blob_of("bob");
-    ck_assert(blob_equal(&fx.mine[again]->routing_id, &bob));
+    ck_assert(pipe_id_is(fx.mine[again], &bob));
     socket_teardown();
 }
 END_TEST
@@ -1138,7 +1158,7 @@ START_TEST(router_many_peers)
         ck_assert_uint_lt(i, PEERS);
         ck_assert(!seen[i]);
         seen[i] = true;
-        ck_assert(blob_equal(&id, &fx.mine[i]->routing_id));
+        ck_assert(pipe_id_is(fx.mine[i], &id));
         ids[i] = id;
     }
     sock_expect_nothing();

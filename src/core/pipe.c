@@ -206,6 +206,22 @@ nomem:
     return -1;
 }
 
+int zl_pipe_set_routing_id(zl_pipe *p, const uint8_t *id, size_t len)
+{
+    zl_pipe_id *copy = NULL;
+    if (len > 0) {
+        if (len > UINT8_MAX || !(copy = malloc(sizeof *copy + len))) {
+            errno = len > UINT8_MAX ? EINVAL : ENOMEM;
+            return -1;
+        }
+        copy->len = (uint8_t)len;
+        memcpy(copy->data, id, len);
+    }
+    free(p->routing_id);
+    p->routing_id = copy;
+    return 0;
+}
+
 void zl_pipe_set_owner(zl_pipe *p, zl_mailbox *mailbox, void *owner)
 {
     uv_mutex_lock(&p->shared->lock);
@@ -244,6 +260,8 @@ void zl_pipe_unref(zl_pipe *p)
     queue_destroy(&s->a_to_b);
     queue_destroy(&s->b_to_a);
     uv_mutex_destroy(&s->lock);
+    free(s->a.routing_id);
+    free(s->b.routing_id);
     free(s);
 }
 

@@ -41,13 +41,23 @@ typedef struct zl_blob {
     uint8_t data[255];
 } zl_blob;
 
+/* A routing id held by a pipe: its length and that many bytes. */
+typedef struct zl_pipe_id {
+    uint8_t len;
+    uint8_t data[];
+} zl_pipe_id;
+
 struct zl_pipe {
     /* Free for the owner's use (pattern state, session pointer, …). */
     void *user;
     int user_flags;
     size_t user_index;
     size_t dist_index; /* slot in a distribution (PUB, XPUB, XSUB) */
-    zl_blob routing_id;
+    /* The peer's routing id, as this end's owner knows it (a ROUTER's);
+     * NULL when there is none. Held apart and sized to the id: most pipes
+     * never have one, and ten thousand connections would each carry 256
+     * bytes per end for it. Set with zl_pipe_set_routing_id. */
+    struct zl_pipe_id *routing_id;
     size_t owner_index; /* slot in the owning socket's pipe list */
 
     /* Private to pipe.c. */
@@ -70,6 +80,16 @@ struct zl_pipe {
  * thread. */
 int zl_pipe_pair(zl_pipe **a, zl_pipe **b, int a_to_b_hwm, int b_to_a_hwm);
 void zl_pipe_set_owner(zl_pipe *p, zl_mailbox *mailbox, void *owner);
+/* Sets p's routing id to a copy of id (len 0: none). Set it before p is
+ * handed to its owner's thread, or on that thread. -1 with ENOMEM, or
+ * EINVAL for an id over 255 bytes. */
+int zl_pipe_set_routing_id(zl_pipe *p, const uint8_t *id, size_t len);
+/* p's routing id and its length (0 and NULL when it has none). */
+static inline const uint8_t *zl_pipe_routing_id(const zl_pipe *p, size_t *len)
+{
+    *len = p->routing_id ? p->routing_id->len : 0;
+    return p->routing_id ? p->routing_id->data : NULL;
+}
 
 /* Writing. */
 /* True when a new message may start: under the HWM and not terminated.

@@ -103,9 +103,19 @@ void zl_session_engine_ready(zl_session *s, const zl_blob *peer_routing_id)
     }
     /* CONNECT_ROUTING_ID names this peer on our side, whatever it
      * announced. */
-    socket_end->routing_id = s->options.connect_routing_id.len
-                                 ? s->options.connect_routing_id
-                                 : *peer_routing_id;
+    const zl_blob *id = s->options.connect_routing_id.len
+                            ? &s->options.connect_routing_id
+                            : peer_routing_id;
+    if (zl_pipe_set_routing_id(socket_end, id->data, id->len) != 0) {
+        /* Out of memory, as create_pipe failing. The socket never saw
+         * its end, which is released first, so closing ours sends it no
+         * command. */
+        zl_pipe_release(socket_end);
+        close_pipe(s);
+        zl_engine_destroy(s->engine);
+        s->engine = NULL;
+        return;
+    }
     send_to_socket(s, ZL_CMD_ATTACH_PIPE, socket_end);
 }
 

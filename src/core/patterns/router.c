@@ -126,7 +126,16 @@ static uint64_t id_hash(const routing_table *t, const uint8_t *id, size_t len)
 
 static bool id_equal(const zl_pipe *p, const uint8_t *id, size_t len)
 {
-    return p->routing_id.len == len && memcmp(p->routing_id.data, id, len) == 0;
+    size_t have;
+    const uint8_t *data = zl_pipe_routing_id(p, &have);
+    return have == len && (len == 0 || memcmp(data, id, len) == 0);
+}
+
+static uint64_t pipe_hash(const routing_table *t, const zl_pipe *p)
+{
+    size_t len;
+    const uint8_t *id = zl_pipe_routing_id(p, &len);
+    return id_hash(t, id, len);
 }
 
 static zl_pipe *table_find(const routing_table *t, const uint8_t *id,
@@ -178,8 +187,7 @@ static int table_insert(routing_table *t, zl_pipe *p)
         if (table_grow(t) != 0)
             return -1;
     }
-    place(t->slots, t->mask, p,
-          id_hash(t, p->routing_id.data, p->routing_id.len));
+    place(t->slots, t->mask, p, pipe_hash(t, p));
     t->count++;
     return 0;
 }
@@ -190,7 +198,7 @@ static void table_remove(routing_table *t, zl_pipe *p)
 {
     if (t->count == 0)
         return;
-    uint64_t hash = id_hash(t, p->routing_id.data, p->routing_id.len);
+    uint64_t hash = pipe_hash(t, p);
     size_t i = hash & t->mask;
     while (t->slots[i].pipe != p) {
         if (t->slots[i].pipe == NULL)
@@ -281,17 +289,18 @@ static void router_destroy(zl_socket *s)
 /* libzmq's generated ids: a zero byte (reserved, no application may pick
  * it) and a big-endian counter. Network peers may still announce such an
  * id, so one in use is skipped. */
-static void assign_auto_id(router_state *r, zl_pipe *p)
+static int assign_auto_id(router_state *r, zl_pipe *p)
 {
+    uint8_t id[5];
     do {
         uint32_t n = r->next_auto_id++;
-        p->routing_id.len = 5;
-        p->routing_id.data[0] = 0;
-        p->routing_id.data[1] = (uint8_t)(n >> 24);
-        p->routing_id.data[2] = (uint8_t)(n >> 16);
-        p->routing_id.data[3] = (uint8_t)(n >> 8);
-        p->routing_id.data[4] = (uint8_t)n;
-    } while (table_find(&r->table, p->routing_id.data, 5) != NULL);
+        id[0] = 0;
+        id[1] = (uint8_t)(n >> 24);
+        id[2] = (uint8_t)(n >> 16);
+        id[3] = (uint8_t)(n >> 8);
+        id[4] = (uint8_t)n;
+    } while (table_find(&r->table, id, sizeof id) != NULL);
+    return zl_pipe_set_routing_id(p, id, sizeof id);
 }
 
 static void router_attach_pipe(zl_socket *s, zl_pipe *p, bool locally_initiated)
@@ -299,10 +308,11 @@ static void router_attach_pipe(zl_socket *s, zl_pipe *p, bool locally_initiated)
     router_state *r = state_of(s);
     /* A second peer announcing an id in use gets a generated one, so
      * that it is reachable and the first keeps its own. */
-    if (p->routing_id.len == 0 ||
-        table_find(&r->table, p->routing_id.data, p->routing_id.len) != NULL)
-        assign_auto_id(r, p);
-    if (table_insert(&r->table, p) == 0) {
+    size_t len;
+    const uint8_t *id = zl_pipe_routing_id(p, &len);
+    bool named = len > 0 && table_find(&r->table, id, len) == NULL;
+    if ((named || assign_auto_id(r, p) == 0) &&
+        table_insert(&r->table, p) == 0) {
         if (zl_fair_queue_attach(&r->in, p) == 0) {
             if (zl_load_balance_attach(&r->with_room, p) == 0)
                 return;
@@ -427,8 +437,11 @@ static void hold_first_part(router_state *r, zlink_msg_t *part,
                             const zl_pipe *from)
 {
     zlink_msg_move(&r->pending_part, part);
-    r->pending_id.len = from->routing_id.len;
-    memcpy(r->pending_id.data, from->routing_id.data, from->routing_id.len);
+    size_t len;
+    const uint8_t *id = zl_pipe_routing_id(from, &len);
+    r->pending_id.len = (uint8_t)len;
+    if (len > 0)
+        memcpy(r->pending_id.data, id, len);
     r->pending = true;
     r->pending_id_sent = false;
 }

@@ -98,6 +98,17 @@ int zl_inproc_bind(zl_socket *s, const char *name)
     return 0;
 }
 
+/* Out of memory in zl_inproc_connect: neither end of the new pair has
+ * reached a socket, so dropping both frees it. */
+static int drop_new_pair(zl_ctx *ctx, zl_pipe *theirs, zl_pipe *ours)
+{
+    uv_mutex_unlock(&ctx->lock);
+    zl_pipe_release(theirs);
+    zl_pipe_release(ours);
+    errno = ENOMEM;
+    return -1;
+}
+
 int zl_inproc_connect(zl_socket *s, const char *name, zl_pipe **ours)
 {
     zl_ctx *ctx = s->ctx;
@@ -121,10 +132,14 @@ int zl_inproc_connect(zl_socket *s, const char *name, zl_pipe **ours)
     }
     zl_pipe_set_owner(*ours, &s->mailbox, s);
     /* Each end carries the routing id its owner knows the peer by. */
-    theirs->routing_id = s->options.routing_id;
-    (*ours)->routing_id = s->options.connect_routing_id.len
-                              ? s->options.connect_routing_id
-                              : e->routing_id;
+    const zl_blob *our_id = s->options.connect_routing_id.len
+                                ? &s->options.connect_routing_id
+                                : &e->routing_id;
+    if (zl_pipe_set_routing_id(theirs, s->options.routing_id.data,
+                               s->options.routing_id.len) != 0 ||
+        zl_pipe_set_routing_id(*ours, our_id->data, our_id->len) != 0) {
+        return drop_new_pair(ctx, theirs, *ours);
+    }
     if (e->bound) {
         zl_socket *binder = e->bound;
         zl_pipe_set_owner(theirs, &binder->mailbox, binder);
@@ -135,13 +150,8 @@ int zl_inproc_connect(zl_socket *s, const char *name, zl_pipe **ours)
     } else {
         zl_pipe **grown =
             realloc(e->pending, (e->pending_count + 1) * sizeof *grown);
-        if (!grown) {
-            uv_mutex_unlock(&ctx->lock);
-            zl_pipe_release(theirs);
-            zl_pipe_release(*ours);
-            errno = ENOMEM;
-            return -1;
-        }
+        if (!grown)
+            return drop_new_pair(ctx, theirs, *ours);
         e->pending = grown;
         e->pending[e->pending_count++] = theirs;
     }
