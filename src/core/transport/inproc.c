@@ -143,8 +143,8 @@ int zl_inproc_connect(zl_socket *s, const char *name, zl_pipe **ours)
     if (e->bound) {
         zl_socket *binder = e->bound;
         zl_pipe_set_owner(theirs, &binder->mailbox, binder);
-        zl_cmd cmd = {.type = ZL_CMD_ATTACH_PIPE, .target = binder,
-                      .pipe = theirs};
+        zl_cmd cmd = {
+            .type = ZL_CMD_ATTACH_PIPE, .target = binder, .pipe = theirs};
         zl_pipe_ref(theirs);
         zl_mailbox_send(&binder->mailbox, &cmd);
     } else {
