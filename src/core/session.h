@@ -37,7 +37,7 @@ typedef struct zl_session {
 
     zl_timer linger_timer;
     bool terminating;
-    bool pipe_closed; /* read the socket's delimiter */
+    bool pipe_closed;    /* read the socket's delimiter */
     bool out_in_message; /* the engine took a part with MORE set */
     bool in_in_message;  /* the engine wrote a part with MORE set */
 } zl_session;
@@ -45,15 +45,13 @@ typedef struct zl_session {
 /* Connecting side: created on the application thread, started by PLUG.
  * Creates and attaches the pipe at once unless IMMEDIATE (or ROUTER). */
 zl_session *zl_session_create_connect(struct zl_socket *socket,
-                                      zl_io_thread *thread,
-                                      const zl_addr *addr,
+                                      zl_io_thread *thread, const zl_addr *addr,
                                       const char *endpoint);
 /* Accepted side: created on the listener's thread with a connected handle. */
 zl_session *zl_session_create_accepted(struct zl_socket *socket,
                                        zl_io_thread *thread,
                                        const zl_options *options,
-                                       zl_handle *handle,
-                                       const char *endpoint);
+                                       zl_handle *handle, const char *endpoint);
 
 /* Called by the engine. */
 void zl_session_engine_ready(zl_session *s, const zl_blob *peer_routing_id);
