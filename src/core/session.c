@@ -4,7 +4,6 @@
 #include "session.h"
 
 #include <errno.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -420,7 +419,8 @@ static const zl_io_object_ops session_ops = {
 static zl_session *session_new(zl_socket *socket, zl_io_thread *thread,
                                const zl_options *options, const char *endpoint)
 {
-    zl_session *s = calloc(1, sizeof *s);
+    size_t endpoint_size = strlen(endpoint) + 1;
+    zl_session *s = calloc(1, sizeof *s + endpoint_size);
     if (!s)
         return NULL;
     s->base.ops = &session_ops;
@@ -428,7 +428,7 @@ static zl_session *session_new(zl_socket *socket, zl_io_thread *thread,
     s->socket = socket;
     s->options = *options;
     s->reconnect_ivl_now = options->reconnect_ivl;
-    snprintf(s->endpoint, sizeof s->endpoint, "%s", endpoint);
+    memcpy(s->endpoint, endpoint, endpoint_size);
     s->reconnect_timer.cb = on_reconnect_timer;
     s->reconnect_timer.data = s;
     s->linger_timer.cb = on_linger_expired;

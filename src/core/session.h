@@ -18,7 +18,6 @@ typedef struct zl_session {
     zl_io_object base;
     struct zl_socket *socket;
     zl_options options;
-    char endpoint[300];
 
     zl_pipe *pipe; /* our end; NULL until created */
     struct zl_engine *engine;
@@ -40,6 +39,8 @@ typedef struct zl_session {
     bool pipe_closed;    /* read the socket's delimiter */
     bool out_in_message; /* the engine took a part with MORE set */
     bool in_in_message;  /* the engine wrote a part with MORE set */
+    /* Sized to the endpoint: most are a few dozen bytes. */
+    char endpoint[];
 } zl_session;
 
 /* Connecting side: created on the application thread, started by PLUG.
