@@ -143,8 +143,8 @@ int zl_listener_object_create(zl_socket *socket, zl_io_thread *thread,
         errno = ENOMEM;
         return -1;
     }
-    bool ipc_file = addr->u.sa.sa_family == AF_UNIX &&
-                    addr->u.un.sun_path[0] != '\0';
+    bool ipc_file =
+        addr->u.sa.sa_family == AF_UNIX && addr->u.un.sun_path[0] != '\0';
     if (ipc_file) {
         /* A socket file left behind by an earlier run would make bind fail,
          * as libzmq knows. */
