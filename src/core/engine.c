@@ -836,13 +836,13 @@ zl_engine *zl_engine_create(zl_session *session, zl_loop *loop,
     e->socket_type = options->type;
     /* libzmq announces an Identity only where it means something. */
     if ((options->type == ZLINK_DEALER || options->type == ZLINK_ROUTER) &&
-        options->routing_id.len > 0) {
+        options->routing_id) {
         e->routing_id = malloc(sizeof *e->routing_id);
         if (!e->routing_id) {
             free(e);
             return NULL;
         }
-        *e->routing_id = options->routing_id;
+        *e->routing_id = *options->routing_id;
     }
     e->handshake_ivl = options->handshake_ivl;
     e->heartbeat_ivl = options->heartbeat_ivl;

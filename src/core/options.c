@@ -2,6 +2,7 @@
 #include "options.h"
 
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "zlink.h"
@@ -47,7 +48,7 @@ int zl_option_put_int(void *val, size_t *len, int value)
     return 0;
 }
 
-static int set_blob(zl_blob *blob, const void *val, size_t len)
+static int set_blob(zl_blob **blob, const void *val, size_t len)
 {
     /* Any binary string of 1 to 255 bytes, as libzmq 4.3 (which, unlike
      * 4.1, no longer refuses a leading zero byte). */
@@ -55,9 +56,48 @@ static int set_blob(zl_blob *blob, const void *val, size_t len)
         errno = EINVAL;
         return -1;
     }
-    blob->len = (uint8_t)len;
-    memcpy(blob->data, val, len);
+    if (!*blob && !(*blob = malloc(sizeof **blob))) {
+        errno = ENOMEM;
+        return -1;
+    }
+    (*blob)->len = (uint8_t)len;
+    memcpy((*blob)->data, val, len);
     return 0;
+}
+
+static int copy_blob(zl_blob **dst, const zl_blob *src)
+{
+    *dst = NULL;
+    if (src && !(*dst = malloc(sizeof **dst)))
+        return -1;
+    if (src)
+        **dst = *src;
+    return 0;
+}
+
+int zl_options_copy(zl_options *dst, const zl_options *src)
+{
+    *dst = *src;
+    if (copy_blob(&dst->routing_id, src->routing_id) != 0 ||
+        copy_blob(&dst->connect_routing_id, src->connect_routing_id) != 0) {
+        zl_options_destroy(dst);
+        errno = ENOMEM;
+        return -1;
+    }
+    return 0;
+}
+
+void zl_options_destroy(zl_options *o)
+{
+    free(o->routing_id);
+    free(o->connect_routing_id);
+    o->routing_id = o->connect_routing_id = NULL;
+}
+
+void zl_options_consume_connect_id(zl_options *o)
+{
+    free(o->connect_routing_id);
+    o->connect_routing_id = NULL;
 }
 
 static int set_int_at_least(int *field, const void *val, size_t len, int min)
@@ -216,14 +256,17 @@ int zl_options_get(const zl_options *o, int option, void *val, size_t *len)
         memcpy(val, &o->maxmsgsize, sizeof(int64_t));
         *len = sizeof(int64_t);
         return 0;
-    case ZLINK_ROUTING_ID:
-        if (!val || !len || *len < o->routing_id.len) {
+    case ZLINK_ROUTING_ID: {
+        size_t have = o->routing_id ? o->routing_id->len : 0;
+        if (!val || !len || *len < have) {
             errno = EINVAL;
             return -1;
         }
-        memcpy(val, o->routing_id.data, o->routing_id.len);
-        *len = o->routing_id.len;
+        if (have > 0)
+            memcpy(val, o->routing_id->data, have);
+        *len = have;
         return 0;
+    }
     default:
         errno = ENOTSUP;
         return -1;

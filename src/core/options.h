@@ -23,11 +23,21 @@ typedef struct zl_options {
     bool ipv6;
     bool immediate;
     bool router_mandatory;
-    zl_blob routing_id;         /* ZLINK_ROUTING_ID: what we announce */
-    zl_blob connect_routing_id; /* consumed by the next connect */
+    /* NULL while unset, as they usually are: every session keeps a copy of
+     * its socket's options, and ten thousand connections would otherwise
+     * each carry two 256-byte ids. */
+    zl_blob *routing_id;         /* ZLINK_ROUTING_ID: what we announce */
+    zl_blob *connect_routing_id; /* consumed by the next connect */
 } zl_options;
 
 void zl_options_init(zl_options *o, int type);
+/* dst becomes a copy of src, ids included. -1 with ENOMEM (dst then holds
+ * nothing to destroy). */
+int zl_options_copy(zl_options *dst, const zl_options *src);
+/* Frees what o holds. */
+void zl_options_destroy(zl_options *o);
+/* Forgets CONNECT_ROUTING_ID, which applies to one connect only. */
+void zl_options_consume_connect_id(zl_options *o);
 /* Generic options. Returns 0, or -1 with errno EINVAL (bad value) or
  * ENOTSUP when the option is not a generic one (the pattern may know it). */
 int zl_options_set(zl_options *o, int option, const void *val, size_t len);

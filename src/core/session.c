@@ -102,8 +102,8 @@ void zl_session_engine_ready(zl_session *s, const zl_blob *peer_routing_id)
     }
     /* CONNECT_ROUTING_ID names this peer on our side, whatever it
      * announced. */
-    const zl_blob *id = s->options.connect_routing_id.len
-                            ? &s->options.connect_routing_id
+    const zl_blob *id = s->options.connect_routing_id
+                            ? s->options.connect_routing_id
                             : peer_routing_id;
     if (zl_pipe_set_routing_id(socket_end, id->data, id->len) != 0) {
         /* Out of memory, as create_pipe failing. The socket never saw
@@ -307,6 +307,7 @@ static void destroy(zl_session *s)
         zl_listener_child_gone(s->listener, s);
     atomic_fetch_sub(&s->base.thread->load, 1);
     zl_socket *socket = s->socket;
+    zl_options_destroy(&s->options);
     free(s);
     zl_cmd ack = {.type = ZL_CMD_TERM_ACK, .target = socket};
     zl_mailbox_send(&socket->mailbox, &ack);
@@ -426,7 +427,10 @@ static zl_session *session_new(zl_socket *socket, zl_io_thread *thread,
     s->base.ops = &session_ops;
     s->base.thread = thread;
     s->socket = socket;
-    s->options = *options;
+    if (zl_options_copy(&s->options, options) != 0) {
+        free(s);
+        return NULL;
+    }
     s->reconnect_ivl_now = options->reconnect_ivl;
     memcpy(s->endpoint, endpoint, endpoint_size);
     s->reconnect_timer.cb = on_reconnect_timer;
@@ -438,6 +442,15 @@ static zl_session *session_new(zl_socket *socket, zl_io_thread *thread,
     atomic_fetch_add(&thread->load, 1);
     atomic_fetch_add(&socket->io_objects, 1);
     return s;
+}
+
+/* Undoes session_new, for a session that failed before it started. */
+static void session_free_unstarted(zl_session *s)
+{
+    atomic_fetch_sub(&s->base.thread->load, 1);
+    atomic_fetch_sub(&s->socket->io_objects, 1);
+    zl_options_destroy(&s->options);
+    free(s);
 }
 
 zl_session *zl_session_create_connect(zl_socket *socket, zl_io_thread *thread,
@@ -454,9 +467,7 @@ zl_session *zl_session_create_connect(zl_socket *socket, zl_io_thread *thread,
     if (!socket->options.immediate && socket->options.type != ZLINK_ROUTER) {
         zl_pipe *socket_end;
         if (create_pipe(s, &socket_end) != 0) {
-            atomic_fetch_sub(&thread->load, 1);
-            atomic_fetch_sub(&socket->io_objects, 1);
-            free(s);
+            session_free_unstarted(s);
             return NULL;
         }
         zl_socket_attach_pipe(socket, socket_end, true);
@@ -475,9 +486,7 @@ zl_session *zl_session_create_accepted(zl_socket *socket, zl_io_thread *thread,
     s->engine = zl_engine_create(s, thread->loop, handle, &s->options);
     if (!s->engine) {
         zl_handle_close(handle);
-        atomic_fetch_sub(&thread->load, 1);
-        atomic_fetch_sub(&socket->io_objects, 1);
-        free(s);
+        session_free_unstarted(s);
         return NULL;
     }
     return s;

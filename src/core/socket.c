@@ -694,7 +694,7 @@ int zlink_connect(void *handle, const char *endpoint)
         zl_pipe *ours;
         if (zl_inproc_connect(s, rest, &ours) != 0)
             return -1;
-        s->options.connect_routing_id.len = 0;
+        zl_options_consume_connect_id(&s->options);
         return add_endpoint(s, endpoint, endpoint, NULL, ours);
     }
     zl_addr addr;
@@ -711,7 +711,7 @@ int zlink_connect(void *handle, const char *endpoint)
         return -1;
     }
     /* CONNECT_ROUTING_ID applies to this one connect only. */
-    s->options.connect_routing_id.len = 0;
+    zl_options_consume_connect_id(&s->options);
     /* Unless IMMEDIATE (or ROUTER), the session attached its pipe at once;
      * disconnect ends it at once, as libzmq does. */
     zl_pipe *ours =
@@ -839,6 +839,7 @@ void zl_socket_destroy(zl_socket *s)
     free(s->endpoints);
     free(s->pipes);
     free(s->pattern);
+    zl_options_destroy(&s->options);
     s->magic = 0;
     free(s);
 }

@@ -83,7 +83,8 @@ int zl_inproc_bind(zl_socket *s, const char *name)
     e->bound = s;
     e->sndhwm = s->options.sndhwm;
     e->rcvhwm = s->options.rcvhwm;
-    e->routing_id = s->options.routing_id;
+    e->routing_id =
+        s->options.routing_id ? *s->options.routing_id : (zl_blob){0};
     zl_pipe **pending = e->pending;
     size_t count = e->pending_count;
     e->pending = NULL;
@@ -132,11 +133,12 @@ int zl_inproc_connect(zl_socket *s, const char *name, zl_pipe **ours)
     }
     zl_pipe_set_owner(*ours, &s->mailbox, s);
     /* Each end carries the routing id its owner knows the peer by. */
-    const zl_blob *our_id = s->options.connect_routing_id.len
-                                ? &s->options.connect_routing_id
+    const zl_blob *their_id = s->options.routing_id;
+    const zl_blob *our_id = s->options.connect_routing_id
+                                ? s->options.connect_routing_id
                                 : &e->routing_id;
-    if (zl_pipe_set_routing_id(theirs, s->options.routing_id.data,
-                               s->options.routing_id.len) != 0 ||
+    if ((their_id &&
+         zl_pipe_set_routing_id(theirs, their_id->data, their_id->len) != 0) ||
         zl_pipe_set_routing_id(*ours, our_id->data, our_id->len) != 0) {
         return drop_new_pair(ctx, theirs, *ours);
     }

@@ -53,6 +53,7 @@ static void destroy(zl_listener_object *l)
     free(l->children);
     zl_socket *socket = l->socket;
     atomic_fetch_sub(&l->base.thread->load, 1);
+    zl_options_destroy(&l->options);
     free(l);
     zl_cmd ack = {.type = ZL_CMD_TERM_ACK, .target = socket};
     zl_mailbox_send(&socket->mailbox, &ack);
@@ -139,7 +140,8 @@ int zl_listener_object_create(zl_socket *socket, zl_io_thread *thread,
                               zl_listener_object **out)
 {
     zl_listener_object *l = calloc(1, sizeof *l);
-    if (!l) {
+    if (!l || zl_options_copy(&l->options, &socket->options) != 0) {
+        free(l);
         errno = ENOMEM;
         return -1;
     }
@@ -156,6 +158,7 @@ int zl_listener_object_create(zl_socket *socket, zl_io_thread *thread,
     int rc = zl_listener_open(thread->loop, addr, socket->options.backlog,
                               &l->listener);
     if (rc != 0) {
+        zl_options_destroy(&l->options);
         free(l);
         errno = -rc;
         return -1;
@@ -170,7 +173,6 @@ int zl_listener_object_create(zl_socket *socket, zl_io_thread *thread,
     l->base.ops = &listener_ops;
     l->base.thread = thread;
     l->socket = socket;
-    l->options = socket->options;
     l->accept_op.cb = on_accept;
     l->accept_op.data = l;
     atomic_fetch_add(&thread->load, 1);
