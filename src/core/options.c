@@ -65,10 +65,11 @@ static int set_blob(zl_blob **blob, const void *val, size_t len)
     return 0;
 }
 
+/* A copy of src in *dst (NULL for none); -1 when out of memory. */
 static int copy_blob(zl_blob **dst, const zl_blob *src)
 {
-    *dst = NULL;
-    if (src && !(*dst = malloc(sizeof **dst)))
+    *dst = src ? malloc(sizeof **dst) : NULL;
+    if (src && !*dst)
         return -1;
     if (src)
         **dst = *src;
@@ -78,6 +79,9 @@ static int copy_blob(zl_blob **dst, const zl_blob *src)
 int zl_options_copy(zl_options *dst, const zl_options *src)
 {
     *dst = *src;
+    /* Until copied, dst must not share src's ids: a failure below frees
+     * what dst holds. */
+    dst->routing_id = dst->connect_routing_id = NULL;
     if (copy_blob(&dst->routing_id, src->routing_id) != 0 ||
         copy_blob(&dst->connect_routing_id, src->connect_routing_id) != 0) {
         zl_options_destroy(dst);
@@ -90,8 +94,8 @@ int zl_options_copy(zl_options *dst, const zl_options *src)
 void zl_options_destroy(zl_options *o)
 {
     free(o->routing_id);
-    free(o->connect_routing_id);
-    o->routing_id = o->connect_routing_id = NULL;
+    o->routing_id = NULL;
+    zl_options_consume_connect_id(o);
 }
 
 void zl_options_consume_connect_id(zl_options *o)
