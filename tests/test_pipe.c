@@ -381,22 +381,35 @@ START_TEST(test_terminate_wakes_sleeping_reader)
 }
 END_TEST
 
-/* pipe.c's chunk sizes: a queue starts with a small chunk, then full ones. */
-#define FIRST_CHUNK 8
+/* pipe.c's chunk sizes: a queue starts with a chunk of FIRST_CHUNK, and
+ * each next one is twice the last, up to CHUNK. */
+#define FIRST_CHUNK 2
 #define CHUNK 256
+#define CHUNKS_CHECKED 10 /* the growing ones and two full ones */
+
+/* Messages that fill chunks 0..k exactly. */
+static uint32_t messages_through_chunk(int k)
+{
+    uint32_t total = 0, cap = FIRST_CHUNK;
+    for (int i = 0; i <= k; i++) {
+        total += cap;
+        cap = cap * 2 < CHUNK ? cap * 2 : CHUNK;
+    }
+    return total;
+}
 
 START_TEST(test_delimiter_at_chunk_end)
 {
-    /* The delimiter in the last slot of the small first chunk, then in the
-     * last slot of the first full one. */
-    static const uint32_t counts[] = {FIRST_CHUNK - 1, FIRST_CHUNK + CHUNK - 1};
-    for (size_t c = 0; c < sizeof counts / sizeof counts[0]; c++) {
+    /* The delimiter in the last slot of each chunk, from the small first
+     * one through the growing ones to full ones. */
+    for (int k = 0; k < CHUNKS_CHECKED; k++) {
+        uint32_t count = messages_through_chunk(k) - 1;
         fixture f;
         setup_pair(&f, 0, 0);
-        for (uint32_t i = 0; i < counts[c]; i++)
+        for (uint32_t i = 0; i < count; i++)
             write_value(f.a, i, 0);
         zl_pipe_terminate(f.a);
-        for (uint32_t i = 0; i < counts[c]; i++)
+        for (uint32_t i = 0; i < count; i++)
             read_value(f.b, i, 0);
         zlink_msg_t msg;
         ck_assert_int_eq(zl_pipe_read(f.b, &msg), ZL_PIPE_CLOSED);
@@ -406,16 +419,16 @@ START_TEST(test_delimiter_at_chunk_end)
 }
 END_TEST
 
-/* Reads that trail writes across the small first chunk and into full
- * ones: the reader leaves the small chunk (freed, not recycled) while the
+/* Reads that trail writes across the small growing chunks and into full
+ * ones: the reader leaves small chunks (freed, not recycled) while the
  * writer is already several chunks on. */
 START_TEST(test_order_across_first_chunk)
 {
     fixture f;
     setup_pair(&f, 0, 0);
     uint32_t written = 0, read = 0;
-    static const uint32_t steps[] = {1, FIRST_CHUNK - 1, 1,
-                                     3, CHUNK,           2 * CHUNK};
+    static const uint32_t steps[] = {1,  FIRST_CHUNK - 1, 1,        3, 7,
+                                     30, CHUNK,           2 * CHUNK};
     for (size_t s = 0; s < sizeof steps / sizeof steps[0]; s++) {
         for (uint32_t i = 0; i < steps[s]; i++)
             write_value(f.a, written++, 0);

@@ -12,18 +12,21 @@
 #include "msg.h"
 
 /* 256 messages, as libzmq's message_pipe_granularity (32 KiB of 128-byte
- * messages): few chunk changes per message. A queue starts with a small chunk
- * instead, so that the pipes of thousands of quiet connections cost a kilobyte
- * per direction, not a page; the first chunk that fills is followed by
- * full-size ones, and the small one is freed rather than recycled. */
+ * messages): few chunk changes per message. A queue starts with a chunk of
+ * two instead, and each chunk it moves into is twice the last until the
+ * full size: the pipes of thousands of quiet connections that pass a message
+ * or two cost a few hundred bytes per direction, not a kilobyte (a third of
+ * an idle connection's memory was its first chunks), and a busy pipe reaches
+ * full chunks within its first 510 messages. The small chunks are freed
+ * rather than recycled. */
 #define CHUNK_MSGS 256
-#define FIRST_CHUNK_MSGS 8
+#define FIRST_CHUNK_MSGS 2
 
 /* Slots of a full chunk start on a line (zl_cache_aligned_alloc), so a
  * 128-byte message is two lines, and the slot the writer fills next never
- * shares a line with the one the reader is taking. The small first chunk of
- * a quiet pipe is plain malloc: ten thousand idle connections would pay the
- * alignment's slack for nothing. */
+ * shares a line with the one the reader is taking. The small chunks of a
+ * new or quiet pipe are plain malloc: ten thousand idle connections would pay
+ * the alignment's slack for nothing. */
 typedef struct zl_chunk {
     struct zl_chunk *next;
     int cap; /* slots in msgs; fixed when the chunk is made */
@@ -292,7 +295,8 @@ static bool ensure_next_chunk(struct zl_msg_queue *q)
     zl_chunk *chunk =
         atomic_exchange_explicit(&q->spare, NULL, memory_order_acq_rel);
     if (chunk == NULL) {
-        chunk = chunk_new(CHUNK_MSGS);
+        int cap = q->write_chunk->cap;
+        chunk = chunk_new(cap < CHUNK_MSGS / 2 ? cap * 2 : CHUNK_MSGS);
         if (chunk == NULL)
             return false;
     }
@@ -459,8 +463,8 @@ static bool refill(zl_pipe *p)
     return false;
 }
 
-/* Hands the reader's old chunk to the writer as its spare; the small first
- * chunk is not worth keeping. */
+/* Hands the reader's old chunk to the writer as its spare; the small chunks
+ * a queue starts with are not worth keeping. */
 static void recycle_chunk(struct zl_msg_queue *q, zl_chunk *chunk)
 {
     if (chunk->cap != CHUNK_MSGS) {
