@@ -10,6 +10,7 @@
 #include "cache_line.h"
 #include "fast_tls.h"
 #include "msg.h"
+#include "noinline.h"
 
 /* 256 messages, as libzmq's message_pipe_granularity (32 KiB of 128-byte
  * messages): few chunk changes per message. A queue starts with a chunk of
@@ -285,8 +286,9 @@ void zl_pipe_release(zl_pipe *p)
 /* ---- Writing ---------------------------------------------------------- */
 
 /* A chunk for the writer to move into: one left linked by a rollback, the
- * spare the reader parked, or a new one. */
-static bool ensure_next_chunk(struct zl_msg_queue *q)
+ * spare the reader parked, or a new one. Out of line: once per chunk, and
+ * inlined it made every write save more registers. */
+static ZL_NOINLINE bool ensure_next_chunk(struct zl_msg_queue *q)
 {
     if (q->write_chunk->next != NULL)
         return true;

@@ -375,7 +375,9 @@ static int with_timeout(zl_socket *s, int (*op)(zl_socket *, zlink_msg_t *),
         zl_socket_process_commands(s, 0) != 0)
         return -1;
     spin = spin && !(flags & ZLINK_DONTWAIT) && timeout != 0 && may_spin(s);
-    zl_pipe_keep_reader_awake(spin);
+    /* The flag is clear between calls: only a spinning receive sets it. */
+    if (spin)
+        zl_pipe_keep_reader_awake(true);
     int rc = op(s, msg);
     /* A try that found its message at once usually left no pipe awake,
      * and then there is nothing to settle. */
