@@ -544,8 +544,10 @@ static void teardown_cell(struct cell *c)
 
 /* Sends one message: the receiver's routing id first when the sender is a
  * ROUTER, then a body of the cell's size that starts with the marker and
- * the sequence number. The rest of the body is left as allocated, in both
- * libraries alike. Returns 0, or -1 with zmq_errno() set. */
+ * the sequence number. Every byte of the body is written, as an application
+ * would: an untouched fresh allocation maps the kernel's shared zero page,
+ * and tcp/ipc would then copy one cached page instead of the body. Returns
+ * 0, or -1 with zmq_errno() set. */
 static int send_message(struct cell *c, void *s, char mark, uint32_t seq,
                         int flags)
 {
