@@ -1,5 +1,6 @@
 /* test_pipe.c — pipes: order, multipart atomicity, rollback, the HWM and
  * sleep handshakes, termination, release, and a two-thread stress. */
+#include <errno.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -286,6 +287,50 @@ START_TEST(test_hwm_multipart_counts_messages)
     read_value(f.b, 4, 0); /* 1 left: lwm */
     ck_assert_int_eq(box_drain(&f.box_a, f.a), 1);
     ck_assert(zl_pipe_check_write(f.a));
+    teardown_pair(&f);
+}
+END_TEST
+
+/* zl_pipe_send: the HWM check on a first part only, and a flush exactly
+ * when a message is whole. */
+START_TEST(test_send_checks_first_part_and_flushes_last)
+{
+    fixture f;
+    setup_pair(&f, 1, 0);
+    zlink_msg_t msg;
+    /* A two-part message: nothing is readable until its last part. */
+    make_msg(&msg, 1, ZL_MSG_MORE);
+    ck_assert(zl_pipe_send(f.a, &msg, true));
+    zlink_msg_close(&msg);
+    ck_assert_uint_eq(zl_pipe_readable_count(f.b), 0);
+    make_msg(&msg, 2, 0);
+    ck_assert(zl_pipe_send(f.a, &msg, false));
+    zlink_msg_close(&msg);
+    ck_assert_uint_eq(zl_pipe_readable_count(f.b), 1);
+
+    /* At the HWM a first part is refused and left to the caller... */
+    make_msg(&msg, 3, 0);
+    errno = 0;
+    ck_assert(!zl_pipe_send(f.a, &msg, true));
+    ck_assert_int_eq(errno, EAGAIN);
+    ck_assert_uint_eq(zlink_msg_size(&msg), sizeof(uint32_t));
+    /* ...while a later part is not checked: parts are free. */
+    ck_assert(zl_pipe_send(f.a, &msg, false));
+    zlink_msg_close(&msg);
+    ck_assert_uint_eq(zl_pipe_readable_count(f.b), 2);
+
+    read_value(f.b, 1, ZL_MSG_MORE);
+    read_value(f.b, 2, 0);
+    read_value(f.b, 3, 0);
+    expect_empty(f.b);
+
+    /* After terminate, every part is refused with EAGAIN. */
+    zl_pipe_terminate(f.a);
+    make_msg(&msg, 4, 0);
+    errno = 0;
+    ck_assert(!zl_pipe_send(f.a, &msg, false));
+    ck_assert_int_eq(errno, EAGAIN);
+    zlink_msg_close(&msg);
     teardown_pair(&f);
 }
 END_TEST
@@ -782,6 +827,7 @@ static Suite *suite(void)
     tcase_add_test(tc, test_rollback);
     tcase_add_test(tc, test_hwm);
     tcase_add_test(tc, test_hwm_multipart_counts_messages);
+    tcase_add_test(tc, test_send_checks_first_part_and_flushes_last);
     tcase_add_test(tc, test_reader_sleep_one_wakeup);
     tcase_add_test(tc, test_terminate);
     tcase_add_test(tc, test_terminate_wakes_sleeping_reader);

@@ -307,13 +307,11 @@ static ZL_NOINLINE bool ensure_next_chunk(struct zl_msg_queue *q)
     return true;
 }
 
-bool zl_pipe_check_write(zl_pipe *p)
+/* The HWM check once the quick one failed: look at what the reader took,
+ * and arm ACTIVATE_WRITE if the queue is still full. */
+static ZL_NOINLINE bool check_write_full(zl_pipe *p)
 {
     struct zl_msg_queue *q = p->out;
-    if (p->terminated)
-        return false;
-    if (q->hwm == 0 || q->written_msgs - q->read_msgs_seen < q->hwm)
-        return true;
     q->read_msgs_seen =
         atomic_load_explicit(&q->msgs_read, memory_order_relaxed);
     if (q->written_msgs - q->read_msgs_seen < q->hwm)
@@ -335,7 +333,24 @@ bool zl_pipe_check_write(zl_pipe *p)
     return false;
 }
 
-bool zl_pipe_write(zl_pipe *p, zlink_msg_t *msg)
+/* Under the HWM by our last look at the reader's count: no shared memory
+ * touched. */
+static inline bool check_write(zl_pipe *p)
+{
+    struct zl_msg_queue *q = p->out;
+    if (p->terminated)
+        return false;
+    if (q->hwm == 0 || q->written_msgs - q->read_msgs_seen < q->hwm)
+        return true;
+    return check_write_full(p);
+}
+
+bool zl_pipe_check_write(zl_pipe *p)
+{
+    return check_write(p);
+}
+
+static inline bool write_part(zl_pipe *p, zlink_msg_t *msg)
 {
     struct zl_msg_queue *q = p->out;
     if (p->terminated) {
@@ -368,7 +383,12 @@ bool zl_pipe_write(zl_pipe *p, zlink_msg_t *msg)
     return true;
 }
 
-void zl_pipe_flush(zl_pipe *p)
+bool zl_pipe_write(zl_pipe *p, zlink_msg_t *msg)
+{
+    return write_part(p, msg);
+}
+
+static inline void publish(zl_pipe *p)
 {
     struct zl_msg_queue *q = p->out;
     if (q->complete_parts == q->flushed_parts)
@@ -382,6 +402,26 @@ void zl_pipe_flush(zl_pipe *p)
         &q->published, q->complete_parts << PARTS_SHIFT, memory_order_release);
     if (old & READER_ASLEEP)
         send_cmd(p->peer, ZL_CMD_ACTIVATE_READ);
+}
+
+void zl_pipe_flush(zl_pipe *p)
+{
+    publish(p);
+}
+
+/* One call for what a sending pattern does per part: fewer calls, and the
+ * queue loaded once, on the path of every message. */
+bool zl_pipe_send(zl_pipe *p, zlink_msg_t *msg, bool first_part)
+{
+    if (first_part && !check_write(p)) {
+        errno = EAGAIN;
+        return false;
+    }
+    if (!write_part(p, msg))
+        return false;
+    if (!p->in_message)
+        publish(p);
+    return true;
 }
 
 void zl_pipe_rollback(zl_pipe *p)

@@ -102,6 +102,10 @@ bool zl_pipe_check_write(zl_pipe *p);
 bool zl_pipe_write(zl_pipe *p, zlink_msg_t *msg);
 /* Publishes complete messages; wakes a sleeping reader. */
 void zl_pipe_flush(zl_pipe *p);
+/* zl_pipe_check_write when first_part (false: -1 with EAGAIN, msg
+ * untouched), then zl_pipe_write, then zl_pipe_flush when msg was the last
+ * part of its message. */
+bool zl_pipe_send(zl_pipe *p, zlink_msg_t *msg, bool first_part);
 /* Drops the parts of an unfinished multipart message. */
 void zl_pipe_rollback(zl_pipe *p);
 

@@ -150,7 +150,8 @@ int zl_load_balance_send(zl_load_balance *lb, zlink_msg_t *msg)
     }
 
     zl_pipe *p = lb->sending;
-    if (!zl_pipe_write(p, msg)) {
+    /* Flushes the last part. */
+    if (!zl_pipe_send(p, msg, false)) {
         /* check_write said yes, so the pipe is out of memory (ENOMEM), or
          * it was terminated since the message began (EAGAIN). */
         if (!lb->more)
@@ -165,7 +166,6 @@ int zl_load_balance_send(zl_load_balance *lb, zlink_msg_t *msg)
 
     lb->more = !last;
     if (last) {
-        zl_pipe_flush(p);
         lb->sending = NULL;
         lb->current = (position(p) + 1) % lb->active;
     }

@@ -77,17 +77,15 @@ static int pair_send(zl_socket *s, zlink_msg_t *msg)
 {
     pair_state *pair = state_of(s);
     zl_pipe *p = pair->pipe;
-    if (p == NULL || (!pair->more_out && !zl_pipe_check_write(p))) {
+    if (p == NULL) {
         errno = EAGAIN;
         return -1;
     }
     bool last = !(zl_msg_flags(msg) & ZL_MSG_MORE);
-    /* Fails with ENOMEM, or with EAGAIN once the pipe is terminated. */
-    if (!zl_pipe_write(p, msg))
+    /* EAGAIN at the HWM or once the pipe is terminated; or ENOMEM. */
+    if (!zl_pipe_send(p, msg, !pair->more_out))
         return -1;
     pair->more_out = !last;
-    if (last)
-        zl_pipe_flush(p);
     return 0;
 }
 

@@ -402,7 +402,8 @@ static int router_send(zl_socket *s, zlink_msg_t *msg)
         drop(msg);
         return 0;
     }
-    if (!zl_pipe_write(p, msg)) {
+    /* Flushes the last part. */
+    if (!zl_pipe_send(p, msg, false)) {
         /* Room was checked at the id frame: the pipe was terminated since,
          * or is out of memory. Either way the message is lost whole. */
         zl_pipe_rollback(p);
@@ -410,10 +411,8 @@ static int router_send(zl_socket *s, zlink_msg_t *msg)
         drop(msg);
         return 0;
     }
-    if (!r->more_out) {
-        zl_pipe_flush(p);
+    if (!r->more_out)
         r->current_out = NULL;
-    }
     return 0;
 }
 
