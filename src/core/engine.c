@@ -12,6 +12,7 @@
 #include "monitor.h"
 #include "msg.h"
 #include "msg_pool.h"
+#include "noinline.h"
 #include "pipe.h"
 #include "session.h"
 #include "zmtp/zmtp.h"
@@ -277,9 +278,27 @@ static void close_segment(zl_engine *e)
     e->segment_start = e->out_len;
 }
 
+/* A copy of LARGE_COPY_MIN bytes or more goes to the C library's memcpy.
+ * Every body copied into a batch is under ZERO_COPY_MIN, and GCC, which
+ * sees that bound, expands memcpy inline as `rep movsq`: on an Intel Xeon
+ * host that ran PUBSUB tcp 1 KiB at 0.7x of glibc's memcpy, while below a
+ * few hundred bytes the inline copy is the faster one. */
+#define LARGE_COPY_MIN 512
+
+static ZL_NOINLINE void copy_large(void *dst, const void *src, size_t len)
+{
+#if defined(__GNUC__)
+    __asm__("" : "+r"(len)); /* hides the bound */
+#endif
+    memcpy(dst, src, len);
+}
+
 static void append_bytes(zl_engine *e, const void *data, size_t len)
 {
-    memcpy(e->out_buf + e->out_len, data, len);
+    if (len < LARGE_COPY_MIN)
+        memcpy(e->out_buf + e->out_len, data, len);
+    else
+        copy_large(e->out_buf + e->out_len, data, len);
     e->out_len += len;
 }
 
