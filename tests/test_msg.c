@@ -117,6 +117,96 @@ START_TEST(many_large_bodies_alive_at_once)
 }
 END_TEST
 
+/* Two threads allocate bodies, hand them to each other and free the
+ * other's, as a sender, an I/O thread and a receiver do: whole chains of
+ * blocks move between the threads' caches and the pool's global stack.
+ * Each thread stamps the blocks it holds and checks the stamps once it
+ * holds them all, so a block handed to two owners at once is caught. */
+enum { HANDOFF_BLOCKS = 1000, HANDOFF_ROUNDS = 40 };
+
+typedef struct handoff {
+    uv_barrier_t barrier;
+    size_t size;
+    void *given[2][HANDOFF_BLOCKS];
+    uint8_t classes[2][HANDOFF_BLOCKS];
+    atomic_int failures;
+} handoff;
+
+typedef struct handoff_side {
+    handoff *h;
+    int id;
+} handoff_side;
+
+static uint64_t stamp_of(int id, int round, int i)
+{
+    return (uint64_t)id << 40 | (uint64_t)round << 20 | (uint64_t)i;
+}
+
+static void stamp(uint8_t *block, size_t size, uint64_t value)
+{
+    memcpy(block, &value, sizeof value);
+    memcpy(block + size - sizeof value, &value, sizeof value);
+}
+
+static bool stamped(const uint8_t *block, size_t size, uint64_t value)
+{
+    uint64_t first, last;
+    memcpy(&first, block, sizeof first);
+    memcpy(&last, block + size - sizeof last, sizeof last);
+    return first == value && last == value;
+}
+
+static void hand_blocks_over(void *arg)
+{
+    handoff_side *side = arg;
+    handoff *h = side->h;
+    for (int round = 0; round < HANDOFF_ROUNDS; round++) {
+        void **mine = h->given[side->id];
+        uint8_t *classes = h->classes[side->id];
+        for (int i = 0; i < HANDOFF_BLOCKS; i++) {
+            mine[i] = zl_pool_alloc(h->size, &classes[i]);
+            if (!mine[i]) {
+                atomic_fetch_add(&h->failures, 1);
+                return;
+            }
+            stamp(mine[i], h->size, stamp_of(side->id, round, i));
+        }
+        for (int i = 0; i < HANDOFF_BLOCKS; i++)
+            if (!stamped(mine[i], h->size, stamp_of(side->id, round, i)))
+                atomic_fetch_add(&h->failures, 1);
+        uv_barrier_wait(&h->barrier);
+        /* Free the other side's blocks: every one of them comes back to
+         * this thread's cache. */
+        int other = 1 - side->id;
+        for (int i = 0; i < HANDOFF_BLOCKS; i++)
+            zl_pool_free(h->given[other][i], h->classes[other][i]);
+        uv_barrier_wait(&h->barrier);
+    }
+}
+
+START_TEST(pool_blocks_handed_between_threads)
+{
+    /* A class of 128-block batches, and one of 3-block batches. */
+    static const size_t sizes[] = {200, 100000};
+    for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
+        handoff *h = calloc(1, sizeof *h);
+        ck_assert_ptr_nonnull(h);
+        h->size = sizes[s];
+        ck_assert_int_eq(uv_barrier_init(&h->barrier, 2), 0);
+        handoff_side sides[2] = {{h, 0}, {h, 1}};
+        uv_thread_t threads[2];
+        for (int t = 0; t < 2; t++)
+            ck_assert_int_eq(
+                uv_thread_create(&threads[t], hand_blocks_over, &sides[t]), 0);
+        for (int t = 0; t < 2; t++)
+            uv_thread_join(&threads[t]);
+        ck_assert_int_eq(atomic_load(&h->failures), 0);
+        uv_barrier_destroy(&h->barrier);
+        free(h);
+    }
+}
+END_TEST
+
 /* Pool blocks and cache-aligned allocations start on a line
  * (cache_line.h), so a body never shares its first line with the block
  * before it, which another thread may be freeing. */
@@ -557,6 +647,7 @@ static Suite *suite(void)
     tcase_add_test(tc, init_size_body_is_writable);
     tcase_add_test(tc, many_large_bodies_alive_at_once);
     tcase_add_test(tc, pool_blocks_start_on_a_cache_line);
+    tcase_add_test(tc, pool_blocks_handed_between_threads);
     tcase_add_test(tc, init_size_too_large);
     tcase_add_test(tc, init_data_is_zero_copy);
     tcase_add_test(tc, init_data_small_body);
