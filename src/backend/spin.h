@@ -20,6 +20,13 @@
 #define ZL_IO_SPIN_BEFORE_SLEEP_NS 30000u
 /* Waits that skip the spin after one that found nothing. */
 #define ZL_SPINS_SKIPPED_AFTER_A_MISS 16
+/* A receive that slept, and whose message came within this long of the
+ * wait's start, would have been caught by a longer spin: the next receive
+ * spins about that long. A ping-pong peer that had to be woken answers in
+ * 15-35 µs here; without this both sides, once one of them missed a spin,
+ * kept sleeping and waking each other (inproc round trips of 70 µs instead
+ * of 1). A peer slower than this is left to wake us. */
+#define ZL_SPIN_ADAPT_MAX_NS 50000u
 
 /* Tells the core we are spinning: lets the sibling hyperthread run and
  * saves power. */

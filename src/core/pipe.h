@@ -59,6 +59,9 @@ struct zl_pipe {
      * bytes per end for it. Set with zl_pipe_set_routing_id. */
     struct zl_pipe_id *routing_id;
     size_t owner_index; /* slot in the owning socket's pipe list */
+    /* The other end is a session's: an I/O thread writes what we read,
+     * and needs the CPU that a receive spinning for it would take. */
+    bool peer_is_session;
 
     /* Private to pipe.c. */
     struct zl_pipe_shared *shared;

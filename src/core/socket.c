@@ -285,9 +285,10 @@ static void settle_awake_pipes(zl_socket *s, bool only_with_data)
 
 /* 0 with a message, or -1 with errno (EAGAIN: nothing came in time). */
 static int spin_receive(zl_socket *s, int (*op)(zl_socket *, zlink_msg_t *),
-                        zlink_msg_t *msg)
+                        zlink_msg_t *msg, uint64_t started)
 {
-    uint64_t until = uv_hrtime() + ZL_SPIN_BEFORE_SLEEP_NS;
+    uint64_t until =
+        started + (s->spin_ns ? s->spin_ns : ZL_SPIN_BEFORE_SLEEP_NS);
     do {
         for (int i = 0; i < 16; i++) {
             if (atomic_load_explicit(&s->commands_pending,
@@ -303,8 +304,30 @@ static int spin_receive(zl_socket *s, int (*op)(zl_socket *, zlink_msg_t *),
         }
     } while (uv_hrtime() < until);
     s->spins_to_skip = ZL_SPINS_SKIPPED_AFTER_A_MISS;
+    s->spin_ns = 0;
     errno = EAGAIN;
     return -1;
+}
+
+/* A receive slept and got its message waited ns after it began: if a
+ * spin that long would have caught it, the next receive spins (spin.h).
+ * Only for peers that are application threads (inproc): a spin that waits
+ * on an I/O thread takes the CPU it needs, which made tcp round trips
+ * slower, not faster. */
+static void adapt_spin(zl_socket *s, uint64_t waited)
+{
+    if (waited > ZL_SPIN_ADAPT_MAX_NS || s->pipe_count > SPIN_MAX_PIPES)
+        return;
+    for (size_t i = 0; i < s->pipe_count; i++)
+        if (s->pipes[i]->peer_is_session)
+            return;
+    uint64_t spin = waited + waited / 4;
+    if (spin < ZL_SPIN_BEFORE_SLEEP_NS)
+        spin = ZL_SPIN_BEFORE_SLEEP_NS;
+    if (spin > ZL_SPIN_ADAPT_MAX_NS)
+        spin = ZL_SPIN_ADAPT_MAX_NS;
+    s->spin_ns = (uint32_t)spin;
+    s->spins_to_skip = 0;
 }
 
 /* Runs op until it succeeds, fails for a reason other than EAGAIN, or the
@@ -316,8 +339,9 @@ static int spin_receive(zl_socket *s, int (*op)(zl_socket *, zlink_msg_t *),
 static ZL_NOINLINE int wait_for_op(zl_socket *s,
                                    int (*op)(zl_socket *, zlink_msg_t *),
                                    zlink_msg_t *msg, int flags, int timeout,
-                                   bool spin, int rc)
+                                   bool blocking_receive, bool spin, int rc)
 {
+    uint64_t started = blocking_receive ? uv_hrtime() : 0;
     /* Before giving up or sleeping, take in what other threads told us:
      * new pipes (a ROUTER's EHOSTUNREACH may be one of them), room or
      * messages on existing ones. */
@@ -327,7 +351,7 @@ static ZL_NOINLINE int wait_for_op(zl_socket *s,
             rc = op(s, msg);
     }
     if (rc != 0 && errno == EAGAIN && spin)
-        rc = spin_receive(s, op, msg);
+        rc = spin_receive(s, op, msg, started);
     if (spin) {
         zl_pipe_keep_reader_awake(false);
         if (zl_pipe_any_left_awake()) {
@@ -354,15 +378,18 @@ static ZL_NOINLINE int wait_for_op(zl_socket *s,
         }
         if (zl_socket_process_commands(s, wait) != 0)
             return -1;
-        if (op(s, msg) == 0)
+        if (op(s, msg) == 0) {
+            if (blocking_receive)
+                adapt_spin(s, uv_hrtime() - started);
             return 0;
+        }
         if (errno != EAGAIN)
             return -1;
     }
 }
 
 static int with_timeout(zl_socket *s, int (*op)(zl_socket *, zlink_msg_t *),
-                        zlink_msg_t *msg, int flags, int timeout, bool spin)
+                        zlink_msg_t *msg, int flags, int timeout, bool receive)
 {
     if (zl_ctx_terminating(s->ctx)) {
         errno = ETERM;
@@ -374,7 +401,9 @@ static int with_timeout(zl_socket *s, int (*op)(zl_socket *, zlink_msg_t *),
     if (atomic_load_explicit(&s->commands_pending, memory_order_relaxed) &&
         zl_socket_process_commands(s, 0) != 0)
         return -1;
-    spin = spin && !(flags & ZLINK_DONTWAIT) && timeout != 0 && may_spin(s);
+    bool blocking_receive =
+        receive && !(flags & ZLINK_DONTWAIT) && timeout != 0;
+    bool spin = blocking_receive && may_spin(s);
     /* The flag is clear between calls: only a spinning receive sets it. */
     if (spin)
         zl_pipe_keep_reader_awake(true);
@@ -386,7 +415,7 @@ static int with_timeout(zl_socket *s, int (*op)(zl_socket *, zlink_msg_t *),
             zl_pipe_keep_reader_awake(false);
         return 0;
     }
-    return wait_for_op(s, op, msg, flags, timeout, spin, rc);
+    return wait_for_op(s, op, msg, flags, timeout, blocking_receive, spin, rc);
 }
 
 int zl_socket_send_msg(zl_socket *s, zlink_msg_t *msg, int flags)

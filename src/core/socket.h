@@ -23,11 +23,11 @@ struct zl_monitor;
 
 /* Something the socket bound or connected, for unbind/disconnect. */
 typedef struct zl_endpoint_entry {
-    char *endpoint;             /* as resolved (LAST_ENDPOINT form) */
-    char *requested;            /* as the application wrote it */
+    char *endpoint;              /* as resolved (LAST_ENDPOINT form) */
+    char *requested;             /* as the application wrote it */
     struct zl_io_object *object; /* listener or session; NULL for inproc */
     zl_pipe *pipe; /* connect: our end, when it exists from the start */
-    bool bound;                 /* bind (else connect) */
+    bool bound;    /* bind (else connect) */
 } zl_endpoint_entry;
 
 typedef struct zl_socket {
@@ -44,6 +44,7 @@ typedef struct zl_socket {
      * do (it checks every millisecond; a flag costs a load). */
     atomic_bool commands_pending;
     int spins_to_skip; /* blocking receives that sleep without spinning */
+    uint32_t spin_ns;  /* how long a receive spins; 0: the default */
 
     zl_pipe **pipes; /* every attached pipe; pipe->owner_index is its slot */
     size_t pipe_count, pipe_capacity;
