@@ -179,6 +179,45 @@ START_TEST(poll_many_sockets)
 }
 END_TEST
 
+/* A ROUTER with two inproc peers, polled while only one has sent: the
+ * poll's spin looks at the empty pipe too, and must leave it asleep, so
+ * that the other peer's message, sent after the poll returned, wakes the
+ * next poll. Then the other way round, and with the poll sleeping first. */
+START_TEST(poll_spin_leaves_no_pipe_unwatched)
+{
+    void *ctx = zt_ctx();
+    void *router = zt_socket(ctx, ZLINK_ROUTER);
+    void *dealers[2];
+    zt_bind(router, "inproc://spin-settle");
+    for (int i = 0; i < 2; i++) {
+        dealers[i] = zt_socket(ctx, ZLINK_DEALER);
+        char id[2] = {(char)('a' + i), 0};
+        ck_assert_int_eq(zlink_setsockopt(dealers[i], ZLINK_ROUTING_ID, id, 1),
+                         0);
+        zt_connect(dealers[i], "inproc://spin-settle");
+    }
+    zlink_pollitem_t item = {router, 0, ZLINK_POLLIN, 0};
+    for (int round = 0; round < 20; round++) {
+        void *first = dealers[round % 2], *second = dealers[1 - round % 2];
+        zt_send_str(first, "first", 0);
+        ck_assert_int_eq(zlink_poll(&item, 1, ZT_TIMEOUT_MS), 1);
+        char buf[16];
+        ck_assert_int_eq(zlink_recv(router, buf, sizeof buf, 0), 1);
+        zt_recv_str(router, "first");
+        if (round >= 10) /* the poll below sleeps before the message */
+            ck_assert_int_eq(zlink_poll(&item, 1, 20), 0);
+        zt_send_str(second, "second", 0);
+        ck_assert_int_eq(zlink_poll(&item, 1, ZT_TIMEOUT_MS), 1);
+        ck_assert_int_eq(zlink_recv(router, buf, sizeof buf, 0), 1);
+        zt_recv_str(router, "second");
+    }
+    for (int i = 0; i < 2; i++)
+        zt_close(dealers[i]);
+    zt_close(router);
+    zt_term(ctx);
+}
+END_TEST
+
 /* More items than fit on zlink_poll's stack. */
 START_TEST(poll_many_items)
 {
@@ -471,6 +510,7 @@ static Suite *poll_suite(void)
     tcase_add_loop_test(sockets, poll_pollout, ZT_INPROC, ZT_INPROC + 1);
     tcase_add_test(sockets, poll_many_sockets);
     tcase_add_test(sockets, poll_many_items);
+    tcase_add_test(sockets, poll_spin_leaves_no_pipe_unwatched);
     tcase_add_loop_test(sockets, poll_woken_by_other_thread, 0, 2);
     tcase_add_test(sockets, poll_eterm);
     tcase_add_test(sockets, poll_errors);

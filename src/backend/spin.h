@@ -8,6 +8,8 @@
 #ifndef ZL_SPIN_H
 #define ZL_SPIN_H
 
+#include <stdint.h>
+
 #if defined(_MSC_VER) && (defined(_M_X64) || defined(_M_IX86))
 #include <immintrin.h>
 #endif
@@ -27,6 +29,18 @@
  * kept sleeping and waking each other (inproc round trips of 70 µs instead
  * of 1). A peer slower than this is left to wake us. */
 #define ZL_SPIN_ADAPT_MAX_NS 50000u
+
+/* The spin that would have caught a message that came waited ns into a
+ * wait (at most ZL_SPIN_ADAPT_MAX_NS), with a margin. */
+static inline uint32_t zl_spin_for(uint64_t waited)
+{
+    uint64_t spin = waited + waited / 4;
+    if (spin < ZL_SPIN_BEFORE_SLEEP_NS)
+        spin = ZL_SPIN_BEFORE_SLEEP_NS;
+    if (spin > ZL_SPIN_ADAPT_MAX_NS)
+        spin = ZL_SPIN_ADAPT_MAX_NS;
+    return (uint32_t)spin;
+}
 
 /* Tells the core we are spinning: lets the sibling hyperthread run and
  * saves power. */

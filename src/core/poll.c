@@ -42,18 +42,41 @@ static bool only_sockets(const zlink_pollitem_t *items, int n)
 }
 
 /* Before sleeping in the OS, recheck the sockets for a few microseconds
- * (spin.h). Per thread, since polls of one thread follow each other. */
+ * (spin.h). Per thread, since polls of one thread follow each other: how
+ * many polls skip the spin after one that found nothing, and how long the
+ * next spin lasts (0: ZL_SPIN_BEFORE_SLEEP_NS). */
 static _Thread_local int spins_to_skip;
+static _Thread_local uint32_t spin_ns;
 
-static int spin_on_sockets(zlink_pollitem_t *items, int n)
+/* Whether this poll may spin: no miss lately, and zlink sockets only,
+ * each with few pipes. */
+static bool may_spin(zlink_pollitem_t *items, int n)
 {
-    if (spins_to_skip > 0) {
-        spins_to_skip--;
-        return 0;
+    if (spins_to_skip > 0)
+        return false;
+    for (int i = 0; i < n; i++) {
+        zl_socket *s = zl_socket_from_handle(items[i].socket);
+        if (!s || !zl_socket_may_spin_on(s))
+            return false;
     }
-    uint64_t until = uv_hrtime() + ZL_SPIN_BEFORE_SLEEP_NS;
+    return true;
+}
+
+static void settle_sockets(zlink_pollitem_t *items, int n, bool only_with_data)
+{
+    for (int i = 0; i < n; i++)
+        zl_socket_settle_awake_pipes(items[i].socket, only_with_data);
+}
+
+/* Runs while zl_pipe_keep_reader_awake is set: a pipe found empty stays
+ * awake, so the message that ends the spin costs its writer no
+ * ACTIVATE_READ, and this thread no wakeup to read. */
+static int spin_on_sockets(zlink_pollitem_t *items, int n, uint64_t started)
+{
+    uint64_t until = started + (spin_ns ? spin_ns : ZL_SPIN_BEFORE_SLEEP_NS);
     do {
         for (int i = 0; i < 16; i++) {
+            settle_sockets(items, n, true);
             int ready = check_sockets(items, n);
             if (ready != 0)
                 return ready;
@@ -61,7 +84,55 @@ static int spin_on_sockets(zlink_pollitem_t *items, int n)
         }
     } while (uv_hrtime() < until);
     spins_to_skip = ZL_SPINS_SKIPPED_AFTER_A_MISS;
+    spin_ns = 0;
     return 0;
+}
+
+/* Checks the sockets, spinning first when this poll may (may_spin) and
+ * would otherwise sleep; leaves no pipe awake. A spin sets
+ * *waiting_since, unless a look before it already did. */
+static int check_or_spin(zlink_pollitem_t *items, int n, bool would_sleep,
+                         uint64_t *waiting_since)
+{
+    bool spin = would_sleep && may_spin(items, n);
+    if (spin)
+        zl_pipe_keep_reader_awake(true);
+    int ready = check_sockets(items, n);
+    if (ready == 0 && spin) {
+        uint64_t now = uv_hrtime();
+        if (*waiting_since == 0)
+            *waiting_since = now;
+        ready = spin_on_sockets(items, n, now);
+    } else if (ready == 0 && would_sleep && spins_to_skip > 0) {
+        spins_to_skip--;
+    }
+    if (spin) {
+        zl_pipe_keep_reader_awake(false);
+        if (ready >= 0 && zl_pipe_any_left_awake()) {
+            settle_sockets(items, n, false);
+            /* A message that came after the last look was activated just
+             * now, or its flush will wake us. */
+            if (ready == 0)
+                ready = check_sockets(items, n);
+        }
+    }
+    return ready;
+}
+
+/* A poll slept and found a socket ready waited ns after it began: as a
+ * receive does (socket.c, adapt_spin), the next poll spins that long when
+ * every peer is an application thread. */
+static void adapt_spin(zlink_pollitem_t *items, int n, uint64_t waited)
+{
+    if (waited > ZL_SPIN_ADAPT_MAX_NS)
+        return;
+    for (int i = 0; i < n; i++) {
+        zl_socket *s = items[i].socket;
+        if (!zl_socket_may_spin_on(s) || !zl_socket_peers_are_threads(s))
+            return;
+    }
+    spin_ns = zl_spin_for(waited);
+    spins_to_skip = 0;
 }
 
 int zlink_poll(zlink_pollitem_t *items, int n, long timeout)
@@ -76,24 +147,26 @@ int zlink_poll(zlink_pollitem_t *items, int n, long timeout)
         return 0;
     }
     zl_os_pollfd stack_fds[ZLINK_POLLITEMS_DFLT];
-    zl_os_pollfd *fds = n <= ZLINK_POLLITEMS_DFLT
-                            ? stack_fds
-                            : malloc((size_t)n * sizeof *fds);
+    zl_os_pollfd *fds =
+        n <= ZLINK_POLLITEMS_DFLT ? stack_fds : malloc((size_t)n * sizeof *fds);
     if (!fds) {
         errno = ENOMEM;
         return -1;
     }
-    uint64_t deadline = timeout > 0 ? uv_hrtime() / 1000000u + (uint64_t)timeout
-                                    : 0;
+    uint64_t deadline =
+        timeout > 0 ? uv_hrtime() / 1000000u + (uint64_t)timeout : 0;
     /* With zlink sockets only, a ready socket needs no OS call at all. */
     bool sockets_only = only_sockets(items, n);
+    uint64_t waiting_since = 0; /* when a look first found nothing */
+    bool slept = false;
     int ready;
     for (;;) {
         for (int i = 0; i < n; i++)
             items[i].revents = 0;
-        ready = check_sockets(items, n);
-        if (ready == 0 && sockets_only && timeout != 0)
-            ready = spin_on_sockets(items, n);
+        ready = check_or_spin(items, n, sockets_only && timeout != 0,
+                              &waiting_since);
+        if (ready > 0 && sockets_only && slept)
+            adapt_spin(items, n, uv_hrtime() - waiting_since);
         if (ready < 0 || (ready > 0 && sockets_only))
             break;
         /* Raw sockets and the sockets' signalers in one OS wait. */
@@ -121,6 +194,8 @@ int zlink_poll(zlink_pollitem_t *items, int n, long timeout)
             uint64_t now = uv_hrtime() / 1000000u;
             wait = now >= deadline ? 0 : (int)(deadline - now);
         }
+        if (waiting_since == 0)
+            waiting_since = uv_hrtime();
         int rc = zl_os_poll(fds, n, wait);
         if (rc < 0) {
             errno = -rc;
@@ -143,6 +218,7 @@ int zlink_poll(zlink_pollitem_t *items, int n, long timeout)
         }
         if (ready > 0 || wait == 0)
             break;
+        slept = true;
         /* Otherwise a signaler woke us (or nothing did, spuriously):
          * recheck the sockets. */
     }

@@ -251,9 +251,22 @@ static int remaining_ms(uint64_t deadline)
  * do not spin: watching them all costs more than it saves. */
 #define SPIN_MAX_PIPES 8
 
+bool zl_socket_may_spin_on(const zl_socket *s)
+{
+    return s->pipe_count > 0 && s->pipe_count <= SPIN_MAX_PIPES;
+}
+
+bool zl_socket_peers_are_threads(const zl_socket *s)
+{
+    for (size_t i = 0; i < s->pipe_count; i++)
+        if (s->pipes[i]->peer_is_session)
+            return false;
+    return true;
+}
+
 static bool may_spin(zl_socket *s)
 {
-    if (s->pipe_count == 0 || s->pipe_count > SPIN_MAX_PIPES)
+    if (!zl_socket_may_spin_on(s))
         return false;
     if (s->spins_to_skip > 0) {
         s->spins_to_skip--;
@@ -265,7 +278,7 @@ static bool may_spin(zl_socket *s)
 /* The pattern took every pipe it found empty for asleep and waits for its
  * ACTIVATE_READ. A pipe left awake gets none, so it is activated here once
  * it has data, or (unless only_with_data) put to sleep for real. */
-static void settle_awake_pipes(zl_socket *s, bool only_with_data)
+void zl_socket_settle_awake_pipes(zl_socket *s, bool only_with_data)
 {
     for (size_t i = 0; i < s->pipe_count; i++) {
         zl_pipe *p = s->pipes[i];
@@ -295,7 +308,7 @@ static int spin_receive(zl_socket *s, int (*op)(zl_socket *, zlink_msg_t *),
                                      memory_order_relaxed) &&
                 zl_socket_process_commands(s, 0) != 0)
                 return -1;
-            settle_awake_pipes(s, true);
+            zl_socket_settle_awake_pipes(s, true);
             if (op(s, msg) == 0)
                 return 0;
             if (errno != EAGAIN)
@@ -316,17 +329,10 @@ static int spin_receive(zl_socket *s, int (*op)(zl_socket *, zlink_msg_t *),
  * slower, not faster. */
 static void adapt_spin(zl_socket *s, uint64_t waited)
 {
-    if (waited > ZL_SPIN_ADAPT_MAX_NS || s->pipe_count > SPIN_MAX_PIPES)
+    if (waited > ZL_SPIN_ADAPT_MAX_NS || !zl_socket_may_spin_on(s) ||
+        !zl_socket_peers_are_threads(s))
         return;
-    for (size_t i = 0; i < s->pipe_count; i++)
-        if (s->pipes[i]->peer_is_session)
-            return;
-    uint64_t spin = waited + waited / 4;
-    if (spin < ZL_SPIN_BEFORE_SLEEP_NS)
-        spin = ZL_SPIN_BEFORE_SLEEP_NS;
-    if (spin > ZL_SPIN_ADAPT_MAX_NS)
-        spin = ZL_SPIN_ADAPT_MAX_NS;
-    s->spin_ns = (uint32_t)spin;
+    s->spin_ns = zl_spin_for(waited);
     s->spins_to_skip = 0;
 }
 
@@ -356,7 +362,7 @@ static ZL_NOINLINE int wait_for_op(zl_socket *s,
         zl_pipe_keep_reader_awake(false);
         if (zl_pipe_any_left_awake()) {
             int saved = errno;
-            settle_awake_pipes(s, false);
+            zl_socket_settle_awake_pipes(s, false);
             errno = saved;
             /* A message that came after the last look was activated just
              * now, or its flush will wake us. */

@@ -85,6 +85,14 @@ int zl_socket_recv_msg(zl_socket *s, zlink_msg_t *msg, int flags);
 
 /* ZLINK_EVENTS after processing commands. */
 int zl_socket_events(zl_socket *s);
+/* Spinning on s watches every pipe: worth it for a few only. */
+bool zl_socket_may_spin_on(const zl_socket *s);
+/* True when every peer of s is an application thread (inproc), none an
+ * I/O thread's session (spin.h, ZL_SPIN_ADAPT_MAX_NS). */
+bool zl_socket_peers_are_threads(const zl_socket *s);
+/* Pipes found empty while zl_pipe_keep_reader_awake was set: each one that
+ * has data is activated, and (unless only_with_data) the rest sleep. */
+void zl_socket_settle_awake_pipes(zl_socket *s, bool only_with_data);
 
 /* Validates a void* from the application. NULL (errno ENOTSOCK) if bad. */
 zl_socket *zl_socket_from_handle(void *handle);
