@@ -347,7 +347,9 @@ static ZL_NOINLINE int wait_for_op(zl_socket *s,
                                    zlink_msg_t *msg, int flags, int timeout,
                                    bool blocking_receive, bool spin, int rc)
 {
-    uint64_t started = blocking_receive ? uv_hrtime() : 0;
+    /* Only a receive that found nothing waits; one that found its message
+     * came here to settle pipes, and needs no clock. */
+    uint64_t started = blocking_receive && rc != 0 ? uv_hrtime() : 0;
     /* Before giving up or sleeping, take in what other threads told us:
      * new pipes (a ROUTER's EHOSTUNREACH may be one of them), room or
      * messages on existing ones. */
