@@ -150,16 +150,18 @@ static int start_locked(zl_ctx *ctx)
 {
     if (ctx->started)
         return 0;
-    ctx->threads = calloc((size_t)ctx->io_thread_count, sizeof *ctx->threads);
+    size_t bytes = (size_t)ctx->io_thread_count * sizeof *ctx->threads;
+    ctx->threads = zl_cache_aligned_alloc(bytes);
     if (!ctx->threads) {
         errno = ENOMEM;
         return -1;
     }
+    memset(ctx->threads, 0, bytes);
     for (int i = 0; i < ctx->io_thread_count; i++) {
         if (zl_io_thread_start(&ctx->threads[i]) != 0) {
             while (i-- > 0)
                 zl_io_thread_stop(&ctx->threads[i]);
-            free(ctx->threads);
+            zl_cache_aligned_free(ctx->threads);
             ctx->threads = NULL;
             errno = EMTHREAD;
             return -1;
@@ -237,7 +239,7 @@ int zlink_ctx_term(void *handle)
     if (ctx->started) {
         for (int i = 0; i < ctx->io_thread_count; i++)
             zl_io_thread_stop(&ctx->threads[i]);
-        free(ctx->threads);
+        zl_cache_aligned_free(ctx->threads);
     }
     zl_inproc_registry_destroy(ctx);
     free(ctx->zombies);

@@ -43,7 +43,10 @@ static void on_wake(void *arg)
         dispatch(t, &cmd);
 }
 
-static void wake_loop(void *arg) { zl_loop_wake(arg); }
+static void wake_loop(void *arg)
+{
+    zl_loop_wake(arg);
+}
 
 static void thread_main(void *arg)
 {
