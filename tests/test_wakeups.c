@@ -6,9 +6,15 @@
  * than the spins (spin.h), so that every path runs: a message found while
  * spinning, one that comes as the spin gives up, and one that must wake a
  * sleeper. A lost wakeup shows as a receive timeout. */
+#if defined(__linux__)
+#define _GNU_SOURCE /* pthread_setaffinity_np */
+#include <pthread.h>
+#include <sched.h>
+#endif
 #include <stdatomic.h>
 #include <uv.h>
 
+#include "socket.h"
 #include "socket_testutil.h"
 
 /* Gaps between messages, in microseconds: within a spin, around its end
@@ -194,6 +200,99 @@ START_TEST(connection_reads_after_quiet_periods)
 }
 END_TEST
 
+#if defined(__linux__)
+/* Where a receive whose peer is an I/O thread may spin (spin.h): never on
+ * that thread's CPU. A thread inherits its creator's CPU mask, so pinning
+ * this thread before the context makes its I/O thread pins the I/O thread
+ * too. */
+static bool pin_to(int cpu)
+{
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(cpu, &set);
+    return pthread_setaffinity_np(pthread_self(), sizeof set, &set) == 0;
+}
+
+/* The CPUs this thread may use, and the first two of them (-1 where
+ * there are fewer). */
+static void allowed_cpus(cpu_set_t *allowed, int *a, int *b)
+{
+    *a = *b = -1;
+    ck_assert_int_eq(
+        pthread_getaffinity_np(pthread_self(), sizeof *allowed, allowed), 0);
+    for (int cpu = 0; cpu < CPU_SETSIZE && *b < 0; cpu++)
+        if (CPU_ISSET(cpu, allowed))
+            *(*a < 0 ? a : b) = cpu;
+}
+
+static void unpin(const cpu_set_t *allowed)
+{
+    ck_assert_int_eq(
+        pthread_setaffinity_np(pthread_self(), sizeof *allowed, allowed), 0);
+}
+
+START_TEST(spin_is_clear_only_off_the_io_threads_cpu)
+{
+    cpu_set_t allowed;
+    int a, b;
+    allowed_cpus(&allowed, &a, &b);
+    if (b < 0)
+        return; /* one CPU: nothing to tell apart */
+    ck_assert(pin_to(a));
+    wake_fixture tcp, inproc;
+    ck_assert(wake_open(&tcp, ZT_TCP4, 1)); /* the I/O thread has run on a */
+    ck_assert(wake_open(&inproc, ZT_INPROC, 1));
+    zl_socket *by_tcp = zl_socket_from_handle(tcp.receiver);
+    zl_socket *by_inproc = zl_socket_from_handle(inproc.receiver);
+    ck_assert(!zl_socket_spin_is_clear(by_tcp));
+    ck_assert(zl_socket_spin_is_clear(by_inproc));
+    ck_assert(pin_to(b));
+    ck_assert(zl_socket_spin_is_clear(by_tcp));
+    ck_assert(zl_socket_spin_is_clear(by_inproc));
+    wake_close(&inproc);
+    wake_close(&tcp);
+    unpin(&allowed);
+}
+END_TEST
+
+#define SLOW_MESSAGES 20
+
+/* Sends SLOW_MESSAGES, each a millisecond after the last: every receive
+ * waits for its message far longer than any spin. */
+static void slow_sender(void *socket)
+{
+    for (unsigned i = 0; i < SLOW_MESSAGES; i++) {
+        zl_test_sleep_ms(1);
+        zt_send_part(socket, 64, i, 0);
+    }
+}
+
+/* Everything on one CPU: a tcp receive sleeps at once and lets the I/O
+ * thread bring its message. A spin there could only run out, and one that
+ * runs out makes the next receives skip theirs (spins_to_skip). */
+START_TEST(tcp_receive_on_the_io_threads_cpu_never_spins)
+{
+    cpu_set_t allowed;
+    int a, b;
+    allowed_cpus(&allowed, &a, &b);
+    ck_assert(pin_to(a));
+    wake_fixture f;
+    ck_assert(wake_open(&f, ZT_TCP4, 1));
+    zl_socket *receiver = zl_socket_from_handle(f.receiver);
+    uv_thread_t sender;
+    ck_assert_int_eq(uv_thread_create(&sender, slow_sender, f.senders[0]), 0);
+    for (unsigned i = 0; i < SLOW_MESSAGES; i++) {
+        zt_recv_part(f.receiver, 64, i, false);
+        ck_assert_msg(receiver->spins_to_skip == 0 && receiver->spin_ns == 0,
+                      "receive %u spun on the I/O thread's CPU", i);
+    }
+    uv_thread_join(&sender);
+    wake_close(&f);
+    unpin(&allowed);
+}
+END_TEST
+#endif
+
 int main(void)
 {
     Suite *s = suite_create("wakeups");
@@ -206,6 +305,10 @@ int main(void)
     tcase_add_test(tc, poll_times_out_when_nothing_comes);
     tcase_add_loop_test(tc, connection_reads_after_quiet_periods, 0,
                         ZT_TRANSPORT_COUNT);
+#if defined(__linux__)
+    tcase_add_test(tc, spin_is_clear_only_off_the_io_threads_cpu);
+    tcase_add_test(tc, tcp_receive_on_the_io_threads_cpu_never_spins);
+#endif
     suite_add_tcase(s, tc);
     return zl_test_run(s);
 }

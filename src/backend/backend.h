@@ -177,6 +177,14 @@ int zl_os_poll(zl_os_pollfd *fds, int n, int timeout_ms);
 #define ZL_HUGE_SLAB ((size_t)2 * 1024 * 1024)
 void *zl_os_slab_alloc(size_t size);
 
+/* ---- the calling thread's CPU ----
+ * Spinning threads use these to stay out of an I/O thread's way (spin.h).
+ * zl_thread_cpu: the CPU the calling thread runs on now, or -1 where the OS
+ * cannot say. zl_thread_yield: lets another thread that is ready on this
+ * CPU run first; returns at once when there is none. */
+int zl_thread_cpu(void);
+void zl_thread_yield(void);
+
 /* ---- process-wide set-up (WSAStartup on Windows), refcounted ---- */
 int zl_backend_global_init(void);
 void zl_backend_global_term(void);

@@ -112,6 +112,20 @@ zl_io_thread *zl_ctx_choose_thread(zl_ctx *ctx)
     return best;
 }
 
+bool zl_ctx_shares_cpu_with_io(const zl_ctx *ctx)
+{
+    int cpu = zl_thread_cpu();
+    if (cpu < 0)
+        return true; /* the OS cannot say: assume the worst */
+    if (!ctx->threads)
+        return false;
+    for (int i = 0; i < ctx->io_thread_count; i++)
+        if (atomic_load_explicit(&ctx->threads[i].cpu, memory_order_relaxed) ==
+            cpu)
+            return true;
+    return false;
+}
+
 void *zlink_ctx_new(void)
 {
     if (zl_backend_global_init() != 0) {

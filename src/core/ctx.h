@@ -14,7 +14,6 @@ struct zl_socket;
 
 #define ZL_CTX_MAGIC 0x7a6c6378u /* "zlcx" */
 
-
 typedef struct zl_ctx {
     uint32_t magic;
     uv_mutex_t lock;
@@ -53,5 +52,9 @@ zl_io_thread *zl_ctx_choose_thread(zl_ctx *ctx);
 /* Hands a closed socket to the reaper. */
 void zl_ctx_reap(zl_ctx *ctx, struct zl_socket *s);
 bool zl_ctx_terminating(const zl_ctx *ctx);
+/* Whether the calling thread runs on the CPU one of ctx's I/O threads ran
+ * its last turn on, or cannot tell: a spin there would take the CPU that
+ * I/O thread needs (spin.h). */
+bool zl_ctx_shares_cpu_with_io(const zl_ctx *ctx);
 
 #endif

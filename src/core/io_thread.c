@@ -51,14 +51,21 @@ static void wake_loop(void *arg)
 static void thread_main(void *arg)
 {
     zl_io_thread *t = arg;
-    while (!t->stopping)
+    while (!t->stopping) {
+        /* Stored only when it changes: application threads read it, and a
+         * store every turn would take the line from them each time. */
+        int cpu = zl_thread_cpu();
+        if (atomic_load_explicit(&t->cpu, memory_order_relaxed) != cpu)
+            atomic_store_explicit(&t->cpu, cpu, memory_order_relaxed);
         zl_loop_run_once(t->loop, -1);
+    }
 }
 
 int zl_io_thread_start(zl_io_thread *t)
 {
     t->stopping = false;
     atomic_init(&t->load, 0);
+    atomic_init(&t->cpu, -1);
     int rc = zl_loop_create(&t->loop, on_wake, t);
     if (rc != 0)
         return rc;

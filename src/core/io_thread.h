@@ -14,13 +14,16 @@
 struct zl_io_object;
 
 /* Each on lines of its own (zl_ctx allocates them aligned): application
- * threads write the mailbox, and a neighbour on the heap that shared a line
- * with it cost PAIR tcp 64 B a sixth of its rate. */
+ * threads write the mailbox and read cpu, and a neighbour on the heap that
+ * shared a line with them cost PAIR tcp 64 B a sixth of its rate. */
 typedef struct zl_io_thread {
     _Alignas(ZL_CACHE_LINE) zl_loop *loop;
     uv_thread_t thread;
     bool stopping;
     atomic_int load; /* I/O objects on this thread, for choosing one */
+    /* The CPU the thread ran its last turn on (zl_thread_cpu), or -1:
+     * application threads do not spin on it (spin.h). */
+    atomic_int cpu;
     _Alignas(ZL_CACHE_LINE) zl_mailbox mailbox;
 } zl_io_thread;
 

@@ -62,6 +62,24 @@ static bool may_spin(zlink_pollitem_t *items, int n)
     return true;
 }
 
+/* The rules of socket.c's spin, over every item (may_spin checked that
+ * each is a zlink socket). */
+static bool peers_are_threads(zlink_pollitem_t *items, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (!zl_socket_peers_are_threads(items[i].socket))
+            return false;
+    return true;
+}
+
+static bool spin_is_clear(zlink_pollitem_t *items, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (!zl_socket_spin_is_clear(items[i].socket))
+            return false;
+    return true;
+}
+
 static void settle_sockets(zlink_pollitem_t *items, int n, bool only_with_data)
 {
     for (int i = 0; i < n; i++)
@@ -74,6 +92,7 @@ static void settle_sockets(zlink_pollitem_t *items, int n, bool only_with_data)
 static int spin_on_sockets(zlink_pollitem_t *items, int n, uint64_t started)
 {
     uint64_t until = started + (spin_ns ? spin_ns : ZL_SPIN_BEFORE_SLEEP_NS);
+    bool gives_way = !peers_are_threads(items, n);
     do {
         for (int i = 0; i < 16; i++) {
             settle_sockets(items, n, true);
@@ -81,6 +100,12 @@ static int spin_on_sockets(zlink_pollitem_t *items, int n, uint64_t started)
             if (ready != 0)
                 return ready;
             zl_cpu_relax();
+        }
+        if (gives_way) {
+            /* Moved onto an I/O thread's CPU: sleep, but not as a miss. */
+            if (!spin_is_clear(items, n))
+                return 0;
+            zl_thread_yield();
         }
     } while (uv_hrtime() < until);
     spins_to_skip = ZL_SPINS_SKIPPED_AFTER_A_MISS;
@@ -98,7 +123,7 @@ static int check_or_spin(zlink_pollitem_t *items, int n, bool would_sleep,
     if (spin)
         zl_pipe_keep_reader_awake(true);
     int ready = check_sockets(items, n);
-    if (ready == 0 && spin) {
+    if (ready == 0 && spin && spin_is_clear(items, n)) {
         uint64_t now = uv_hrtime();
         if (*waiting_since == 0)
             *waiting_since = now;
@@ -120,15 +145,15 @@ static int check_or_spin(zlink_pollitem_t *items, int n, bool would_sleep,
 }
 
 /* A poll slept and found a socket ready waited ns after it began: as a
- * receive does (socket.c, adapt_spin), the next poll spins that long when
- * every peer is an application thread. */
+ * receive does (socket.c, adapt_spin), the next poll spins that long
+ * unless the spin would take an I/O thread's CPU. */
 static void adapt_spin(zlink_pollitem_t *items, int n, uint64_t waited)
 {
     if (waited > ZL_SPIN_ADAPT_MAX_NS)
         return;
     for (int i = 0; i < n; i++) {
         zl_socket *s = items[i].socket;
-        if (!zl_socket_may_spin_on(s) || !zl_socket_peers_are_threads(s))
+        if (!zl_socket_may_spin_on(s) || !zl_socket_spin_is_clear(s))
             return;
     }
     spin_ns = zl_spin_for(waited);

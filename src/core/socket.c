@@ -246,9 +246,11 @@ static int remaining_ms(uint64_t deadline)
 /* A blocking receive retries for a few microseconds before it sleeps
  * (spin.h), with its pipes kept awake so that their writers send no
  * ACTIVATE_READ meanwhile. A spin that found nothing makes the next ones
- * skipped for a while: a peer that answers in 40 µs (tcp) gains nothing
- * from it and loses the CPU the I/O thread needs. Sockets with many pipes
- * do not spin: watching them all costs more than it saves. */
+ * skipped for a while. A receive whose peers are I/O threads' sessions
+ * (tcp, ipc) spins only on a CPU no I/O thread is on, and gives way to
+ * other threads as it goes: a spin on the I/O thread's CPU takes the CPU
+ * that thread needs to bring the message. Sockets with many pipes do not
+ * spin: watching them all costs more than it saves. */
 #define SPIN_MAX_PIPES 8
 
 bool zl_socket_may_spin_on(const zl_socket *s)
@@ -262,6 +264,11 @@ bool zl_socket_peers_are_threads(const zl_socket *s)
         if (s->pipes[i]->peer_is_session)
             return false;
     return true;
+}
+
+bool zl_socket_spin_is_clear(const zl_socket *s)
+{
+    return zl_socket_peers_are_threads(s) || !zl_ctx_shares_cpu_with_io(s->ctx);
 }
 
 static bool may_spin(zl_socket *s)
@@ -302,6 +309,7 @@ static int spin_receive(zl_socket *s, int (*op)(zl_socket *, zlink_msg_t *),
 {
     uint64_t until =
         started + (s->spin_ns ? s->spin_ns : ZL_SPIN_BEFORE_SLEEP_NS);
+    bool gives_way = !zl_socket_peers_are_threads(s);
     do {
         for (int i = 0; i < 16; i++) {
             if (atomic_load_explicit(&s->commands_pending,
@@ -315,6 +323,14 @@ static int spin_receive(zl_socket *s, int (*op)(zl_socket *, zlink_msg_t *),
                 return -1;
             zl_cpu_relax();
         }
+        if (gives_way) {
+            /* Moved onto an I/O thread's CPU: sleep, but not as a miss. */
+            if (zl_ctx_shares_cpu_with_io(s->ctx)) {
+                errno = EAGAIN;
+                return -1;
+            }
+            zl_thread_yield();
+        }
     } while (uv_hrtime() < until);
     s->spins_to_skip = ZL_SPINS_SKIPPED_AFTER_A_MISS;
     s->spin_ns = 0;
@@ -324,13 +340,12 @@ static int spin_receive(zl_socket *s, int (*op)(zl_socket *, zlink_msg_t *),
 
 /* A receive slept and got its message waited ns after it began: if a
  * spin that long would have caught it, the next receive spins (spin.h).
- * Only for peers that are application threads (inproc): a spin that waits
- * on an I/O thread takes the CPU it needs, which made tcp round trips
- * slower, not faster. */
+ * Not where the spin would take an I/O thread's CPU: that made tcp round
+ * trips slower, not faster. */
 static void adapt_spin(zl_socket *s, uint64_t waited)
 {
     if (waited > ZL_SPIN_ADAPT_MAX_NS || !zl_socket_may_spin_on(s) ||
-        !zl_socket_peers_are_threads(s))
+        !zl_socket_spin_is_clear(s))
         return;
     s->spin_ns = zl_spin_for(waited);
     s->spins_to_skip = 0;
@@ -358,7 +373,7 @@ static ZL_NOINLINE int wait_for_op(zl_socket *s,
         if (rc == 0)
             rc = op(s, msg);
     }
-    if (rc != 0 && errno == EAGAIN && spin)
+    if (rc != 0 && errno == EAGAIN && spin && zl_socket_spin_is_clear(s))
         rc = spin_receive(s, op, msg, started);
     if (spin) {
         zl_pipe_keep_reader_awake(false);

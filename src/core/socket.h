@@ -90,6 +90,10 @@ bool zl_socket_may_spin_on(const zl_socket *s);
 /* True when every peer of s is an application thread (inproc), none an
  * I/O thread's session (spin.h, ZL_SPIN_ADAPT_MAX_NS). */
 bool zl_socket_peers_are_threads(const zl_socket *s);
+/* True when a spin for s's messages takes no CPU an I/O thread needs:
+ * every peer is an application thread, or this thread runs on a CPU no
+ * I/O thread of s's context was last seen on (spin.h). */
+bool zl_socket_spin_is_clear(const zl_socket *s);
 /* Pipes found empty while zl_pipe_keep_reader_awake was set: each one that
  * has data is activated, and (unless only_with_data) the rest sleep. */
 void zl_socket_settle_awake_pipes(zl_socket *s, bool only_with_data);
