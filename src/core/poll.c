@@ -93,7 +93,14 @@ static int spin_on_sockets(zlink_pollitem_t *items, int n, uint64_t started)
 {
     uint64_t until = started + (spin_ns ? spin_ns : ZL_SPIN_BEFORE_SLEEP_NS);
     bool gives_way = !peers_are_threads(items, n);
-    do {
+    for (bool first_round = true;; first_round = false) {
+        /* As in socket.c's spin: a yield is always followed by a look. */
+        if (gives_way && !first_round) {
+            /* Moved onto an I/O thread's CPU: sleep, but not as a miss. */
+            if (!spin_is_clear(items, n))
+                return 0;
+            zl_thread_yield();
+        }
         for (int i = 0; i < 16; i++) {
             settle_sockets(items, n, true);
             int ready = check_sockets(items, n);
@@ -101,13 +108,9 @@ static int spin_on_sockets(zlink_pollitem_t *items, int n, uint64_t started)
                 return ready;
             zl_cpu_relax();
         }
-        if (gives_way) {
-            /* Moved onto an I/O thread's CPU: sleep, but not as a miss. */
-            if (!spin_is_clear(items, n))
-                return 0;
-            zl_thread_yield();
-        }
-    } while (uv_hrtime() < until);
+        if (uv_hrtime() >= until)
+            break;
+    }
     spins_to_skip = ZL_SPINS_SKIPPED_AFTER_A_MISS;
     spin_ns = 0;
     return 0;

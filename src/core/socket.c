@@ -310,7 +310,18 @@ static int spin_receive(zl_socket *s, int (*op)(zl_socket *, zlink_msg_t *),
     uint64_t until =
         started + (s->spin_ns ? s->spin_ns : ZL_SPIN_BEFORE_SLEEP_NS);
     bool gives_way = !zl_socket_peers_are_threads(s);
-    do {
+    for (bool first_round = true;; first_round = false) {
+        /* A yield comes before a round of tries, never last: the thread
+         * it let run may have held the CPU past the spin's end, and the
+         * message has likely come meanwhile. */
+        if (gives_way && !first_round) {
+            /* Moved onto an I/O thread's CPU: sleep, but not as a miss. */
+            if (zl_ctx_shares_cpu_with_io(s->ctx)) {
+                errno = EAGAIN;
+                return -1;
+            }
+            zl_thread_yield();
+        }
         for (int i = 0; i < 16; i++) {
             if (atomic_load_explicit(&s->commands_pending,
                                      memory_order_relaxed) &&
@@ -323,15 +334,9 @@ static int spin_receive(zl_socket *s, int (*op)(zl_socket *, zlink_msg_t *),
                 return -1;
             zl_cpu_relax();
         }
-        if (gives_way) {
-            /* Moved onto an I/O thread's CPU: sleep, but not as a miss. */
-            if (zl_ctx_shares_cpu_with_io(s->ctx)) {
-                errno = EAGAIN;
-                return -1;
-            }
-            zl_thread_yield();
-        }
-    } while (uv_hrtime() < until);
+        if (uv_hrtime() >= until)
+            break;
+    }
     s->spins_to_skip = ZL_SPINS_SKIPPED_AFTER_A_MISS;
     s->spin_ns = 0;
     errno = EAGAIN;
