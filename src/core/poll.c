@@ -88,11 +88,12 @@ static void settle_sockets(zlink_pollitem_t *items, int n, bool only_with_data)
 
 /* Runs while zl_pipe_keep_reader_awake is set: a pipe found empty stays
  * awake, so the message that ends the spin costs its writer no
- * ACTIVATE_READ, and this thread no wakeup to read. */
-static int spin_on_sockets(zlink_pollitem_t *items, int n, uint64_t started)
+ * ACTIVATE_READ, and this thread no wakeup to read. gives_way: some peer
+ * is an I/O thread's session (spin.h). */
+static int spin_on_sockets(zlink_pollitem_t *items, int n, uint64_t started,
+                           bool gives_way)
 {
     uint64_t until = started + (spin_ns ? spin_ns : ZL_SPIN_BEFORE_SLEEP_NS);
-    bool gives_way = !peers_are_threads(items, n);
     for (bool first_round = true;; first_round = false) {
         /* As in socket.c's spin: a yield is always followed by a look. */
         if (gives_way && !first_round) {
@@ -126,11 +127,12 @@ static int check_or_spin(zlink_pollitem_t *items, int n, bool would_sleep,
     if (spin)
         zl_pipe_keep_reader_awake(true);
     int ready = check_sockets(items, n);
-    if (ready == 0 && spin && spin_is_clear(items, n)) {
+    bool via_io = ready == 0 && spin && !peers_are_threads(items, n);
+    if (ready == 0 && spin && (!via_io || spin_is_clear(items, n))) {
         uint64_t now = uv_hrtime();
         if (*waiting_since == 0)
             *waiting_since = now;
-        ready = spin_on_sockets(items, n, now);
+        ready = spin_on_sockets(items, n, now, via_io);
     } else if (ready == 0 && would_sleep && spins_to_skip > 0) {
         spins_to_skip--;
     }

@@ -303,13 +303,13 @@ void zl_socket_settle_awake_pipes(zl_socket *s, bool only_with_data)
     }
 }
 
-/* 0 with a message, or -1 with errno (EAGAIN: nothing came in time). */
+/* 0 with a message, or -1 with errno (EAGAIN: nothing came in time).
+ * gives_way: some peer is an I/O thread's session (spin.h). */
 static int spin_receive(zl_socket *s, int (*op)(zl_socket *, zlink_msg_t *),
-                        zlink_msg_t *msg, uint64_t started)
+                        zlink_msg_t *msg, uint64_t started, bool gives_way)
 {
     uint64_t until =
         started + (s->spin_ns ? s->spin_ns : ZL_SPIN_BEFORE_SLEEP_NS);
-    bool gives_way = !zl_socket_peers_are_threads(s);
     for (bool first_round = true;; first_round = false) {
         /* A yield comes before a round of tries, never last: the thread
          * it let run may have held the CPU past the spin's end, and the
@@ -378,8 +378,11 @@ static ZL_NOINLINE int wait_for_op(zl_socket *s,
         if (rc == 0)
             rc = op(s, msg);
     }
-    if (rc != 0 && errno == EAGAIN && spin && zl_socket_spin_is_clear(s))
-        rc = spin_receive(s, op, msg, started);
+    if (rc != 0 && errno == EAGAIN && spin) {
+        bool via_io = !zl_socket_peers_are_threads(s);
+        if (!via_io || !zl_ctx_shares_cpu_with_io(s->ctx))
+            rc = spin_receive(s, op, msg, started, via_io);
+    }
     if (spin) {
         zl_pipe_keep_reader_awake(false);
         if (zl_pipe_any_left_awake()) {
