@@ -28,6 +28,7 @@ zl_handle *zl_handle_connect(zl_loop *loop, const zl_addr *addr, zl_op *op,
     if (err)
         *err = 0;
     zl_epoll_set_nodelay(fd, family);
+    zl_epoll_unpace_loopback(fd, &addr->u.sa);
     op->impl.io = &h->io;
     op->impl.bytes = 0;
 

@@ -130,6 +130,13 @@ void zl_epoll_handle_event(zl_handle *h, uint32_t events);
 /* TCP_NODELAY on TCP sockets; a no-op for other families. */
 void zl_epoll_set_nodelay(int fd, int family);
 
+/* loopback.c: a congestion control that does not pace, when peer is a
+ * loopback address; called before connect() and after accept(). */
+struct sockaddr;
+void zl_epoll_unpace_loopback(int fd, const struct sockaddr *peer);
+/* 127.0.0.0/8, ::1, or 127.0.0.0/8 mapped into IPv6. */
+bool zl_epoll_is_loopback(const struct sockaddr *sa);
+
 /* read.c: the pending read of a handle on the ready list. */
 void zl_epoll_read_ready(zl_handle *h);
 /* loop.c: runs h's pending write once no read is ready (at the latest at the

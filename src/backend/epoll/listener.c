@@ -95,9 +95,14 @@ void zl_epoll_listener_event(zl_listener *l, uint32_t events)
 static int accept_socket(zl_listener *l)
 {
     for (;;) {
-        int fd = accept4(l->io.fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
-        if (fd >= 0)
+        zl_addr peer;
+        peer.len = sizeof peer.u;
+        int fd = accept4(l->io.fd, &peer.u.sa, &peer.len,
+                         SOCK_NONBLOCK | SOCK_CLOEXEC);
+        if (fd >= 0) {
+            zl_epoll_unpace_loopback(fd, &peer.u.sa);
             return fd;
+        }
         /* A connection reset while queued is not the listener's error;
          * each retry consumes one queued connection, so this ends. */
         if (errno != EINTR && errno != ECONNABORTED)

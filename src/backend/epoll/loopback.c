@@ -1,0 +1,57 @@
+/* loopback.c — TCP connections whose peer is a loopback address run a
+ * congestion control that does not pace.
+ *
+ * Loopback has no link to share and never loses a segment, so congestion
+ * control has nothing to do there. A pacing one does harm: where the
+ * system's default is bbr (some distributions and cloud images choose it),
+ * each loopback connection paces its sends with an hrtimer at the rate bbr
+ * estimated. An I/O thread that serves both ends of a busy connection makes
+ * that estimate fall: its sends wait on the timer, each timer costs it a
+ * softirq, and the rate it then delivers, which bbr measures next, is lower
+ * still. On this project's machine (bbr by default), 64 KiB ROUTER_ROUTER
+ * over tcp split between runs at 95k msg/s and runs at 36k, the slow ones
+ * with about 10,000 tcp_pace_kick timers each; with cubic every run gave
+ * 92k-97k. So such a connection asks for cubic, or for reno where an
+ * unprivileged process may not pick cubic (tcp_allowed_congestion_control
+ * then lists only the default and reno). The connecting side sets it before
+ * connect(), so that bbr never starts there; an accepted socket switches
+ * after accept(), which measured as well. Failure is harmless: the
+ * connection keeps the default. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include "epoll_internal.h"
+
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <string.h>
+#include <sys/socket.h>
+
+bool zl_epoll_is_loopback(const struct sockaddr *sa)
+{
+    if (sa->sa_family == AF_INET) {
+        const struct sockaddr_in *in = (const struct sockaddr_in *)sa;
+        return (ntohl(in->sin_addr.s_addr) >> 24) == 127;
+    }
+    if (sa->sa_family == AF_INET6) {
+        const struct in6_addr *a =
+            &((const struct sockaddr_in6 *)sa)->sin6_addr;
+        if (IN6_IS_ADDR_LOOPBACK(a))
+            return true;
+        return IN6_IS_ADDR_V4MAPPED(a) && a->s6_addr[12] == 127;
+    }
+    return false;
+}
+
+static bool set_congestion_control(int fd, const char *name)
+{
+    return setsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, name, strlen(name)) == 0;
+}
+
+void zl_epoll_unpace_loopback(int fd, const struct sockaddr *peer)
+{
+    if (!zl_epoll_is_loopback(peer))
+        return;
+    if (!set_congestion_control(fd, "cubic"))
+        (void)set_congestion_control(fd, "reno");
+}
