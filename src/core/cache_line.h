@@ -10,6 +10,9 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
+#if defined(_MSC_VER) && (defined(_M_X64) || defined(_M_IX86))
+#include <xmmintrin.h>
+#endif
 
 #define ZL_CACHE_LINE 64
 
@@ -36,6 +39,20 @@ static inline void zl_cache_aligned_free(void *p)
 {
     if (p != NULL)
         free(((void **)p)[-1]);
+}
+
+/* Starts bringing the line at p into this core's cache ahead of a write to
+ * it, while the thread does other work: a line the other thread last held
+ * takes a round trip between cores, which is the cost. Only a hint. */
+static inline void zl_prefetch_for_write(const void *p)
+{
+#if defined(__GNUC__) || defined(__clang__)
+    __builtin_prefetch(p, 1, 3);
+#elif defined(_MSC_VER) && (defined(_M_X64) || defined(_M_IX86))
+    _mm_prefetch((const char *)p, _MM_HINT_T0);
+#else
+    (void)p;
+#endif
 }
 
 #endif

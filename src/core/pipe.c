@@ -21,6 +21,15 @@
  * full chunks within its first 510 messages. The small chunks are freed
  * rather than recycled. */
 #define CHUNK_MSGS 256
+/* The writer asks for the slot this far ahead as it fills one. Slots are
+ * reused from the reader's old chunks, so a slot's lines are in the other
+ * thread's cache, and the copy into a slot was where the sender stalled:
+ * 23% of the sending thread in PAIR inproc 256 B, 78% of
+ * zl_dist_send_to_matching in PUBSUB tcp 1 KiB (perf annotate). Asked 4
+ * slots ahead, PAIR inproc 64 B went from 7.54M to 9.08M msg/s and PAIR tcp
+ * 64 B from 7.79M to 9.56M (7 alternating runs); 2 ahead gained less over
+ * tcp, 8 ahead nothing. */
+#define PREFETCH_SLOTS_AHEAD 4
 #define FIRST_CHUNK_MSGS 2
 
 /* Slots of a full chunk start on a line (zl_cache_aligned_alloc), so a
@@ -374,6 +383,9 @@ static inline bool write_part(zl_pipe *p, zlink_msg_t *msg)
         q->write_chunk = q->write_chunk->next;
         q->write_pos = 0;
     }
+    if (q->write_pos + PREFETCH_SLOTS_AHEAD < q->write_chunk->cap)
+        zl_prefetch_for_write(
+            &q->write_chunk->msgs[q->write_pos + PREFETCH_SLOTS_AHEAD]);
     q->written_parts++;
     p->in_message = (zl_msg_cof(slot)->flags & ZL_MSG_MORE) != 0;
     if (!p->in_message) {
