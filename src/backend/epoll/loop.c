@@ -274,7 +274,16 @@ static uint64_t now_ns(void)
 /* Before sleeping, watch for a wake from another thread for a while
  * (spin.h): the application's next message then costs neither side a
  * wakeup. Data from the network needs no watching: epoll_wait returns it at
- * once, whatever the timeout. True when a wake came. */
+ * once, whatever the timeout. True when a wake came.
+ *
+ * Each round of looks after the first begins with a yield, as an
+ * application thread's spin does (socket.c): the thread whose message we
+ * wait for may share this CPU, just woken by us, and without the yield it
+ * waited for the spin to end. That spin then missed, the next 16 waits
+ * slept, and each message from a thread on the other CPU paid a wakeup
+ * there: PAIR tcp 64 B round trips took 17-44 us in 9 of 10 runs, with
+ * 430-900 missed spins per 11,000 round trips; with the yield, 4.8-5.1 us
+ * in 10 of 10, with 3-23 misses. Throughput did not move. */
 static bool spin_for_wake(zl_loop *loop)
 {
     if (loop->spins_to_skip > 0) {
@@ -282,13 +291,17 @@ static bool spin_for_wake(zl_loop *loop)
         return false;
     }
     uint64_t until = now_ns() + ZL_IO_SPIN_BEFORE_SLEEP_NS;
-    do {
+    for (bool first_round = true;; first_round = false) {
+        if (!first_round)
+            zl_thread_yield();
         for (int i = 0; i < 64; i++) {
             if (atomic_load_explicit(&loop->wake_pending, memory_order_relaxed))
                 return true;
             zl_cpu_relax();
         }
-    } while (now_ns() < until);
+        if (now_ns() >= until)
+            break;
+    }
     loop->spins_to_skip = ZL_SPINS_SKIPPED_AFTER_A_MISS;
     return false;
 }
