@@ -21,6 +21,7 @@
  * full chunks within its first 510 messages. The small chunks are freed
  * rather than recycled. */
 #define CHUNK_MSGS 256
+#define FIRST_CHUNK_MSGS 2
 /* The writer asks for the slot this far ahead as it fills one. Slots are
  * reused from the reader's old chunks, so a slot's lines are in the other
  * thread's cache, and the copy into a slot was where the sender stalled:
@@ -30,7 +31,6 @@
  * 64 B from 7.79M to 9.56M (7 alternating runs); 2 ahead gained less over
  * tcp, 8 ahead nothing. */
 #define PREFETCH_SLOTS_AHEAD 4
-#define FIRST_CHUNK_MSGS 2
 
 /* Slots of a full chunk start on a line (zl_cache_aligned_alloc), so a
  * 128-byte message is two lines, and the slot the writer fills next never
