@@ -90,10 +90,10 @@ START_TEST(test_unpace_only_loopback_peers)
 }
 END_TEST
 
-/* Counts this process's connected TCP sockets and checks that each runs
- * cubic or reno. The system default here may be bbr: then a connection made
- * without the backend's choice shows up as bbr. */
-static int check_connected_tcp_sockets(void)
+/* Counts this process's TCP sockets, the listener among them, and checks
+ * that each runs cubic or reno. The system default here may be bbr: then a
+ * socket made without the backend's choice shows up as bbr. */
+static int check_tcp_sockets(void)
 {
     DIR *dir = opendir("/proc/self/fd");
     ck_assert_ptr_nonnull(dir);
@@ -107,14 +107,15 @@ static int check_connected_tcp_sockets(void)
             getsockopt(fd, SOL_SOCKET, SO_PROTOCOL, &protocol, &len) != 0 ||
             protocol != IPPROTO_TCP)
             continue;
-        struct sockaddr_storage peer;
-        socklen_t peer_len = sizeof peer;
-        if (getpeername(fd, (struct sockaddr *)&peer, &peer_len) != 0)
-            continue; /* the listener */
+        int listening = 0;
+        len = sizeof listening;
+        ck_assert_int_eq(
+            getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &listening, &len), 0);
         char name[32];
         congestion_control(fd, name, sizeof name);
         ck_assert_msg(strcmp(name, "cubic") == 0 || strcmp(name, "reno") == 0,
-                      "loopback connection (fd %d) runs %s", fd, name);
+                      "loopback %s socket (fd %d) runs %s",
+                      listening ? "listening" : "connected", fd, name);
         checked++;
     }
     closedir(dir);
@@ -130,8 +131,9 @@ static void check_transport(int transport)
     if (zt_join(binder, connecter, transport, ep, sizeof ep)) {
         zt_send_str(connecter, "up", 0);
         zt_recv_str(binder, "up");
-        /* Both ends: the connect()ed one and the accept()ed one. */
-        ck_assert_int_eq(check_connected_tcp_sockets(), 2);
+        /* The listener, and both ends: the connect()ed one and the
+         * accept()ed one. */
+        ck_assert_int_eq(check_tcp_sockets(), 3);
     } else {
         fprintf(stderr, "test_epoll: %s not available, skipped\n",
                 zt_transport_name(transport));

@@ -130,10 +130,11 @@ void zl_epoll_handle_event(zl_handle *h, uint32_t events);
 /* TCP_NODELAY on TCP sockets; a no-op for other families. */
 void zl_epoll_set_nodelay(int fd, int family);
 
-/* loopback.c: a congestion control that does not pace, when peer is a
- * loopback address; called before connect() and after accept(). */
+/* loopback.c: a congestion control that does not pace, when addr is a
+ * loopback address: the peer, before connect() and after accept(), or the
+ * address a listener binds, before listen(). */
 struct sockaddr;
-void zl_epoll_unpace_loopback(int fd, const struct sockaddr *peer);
+void zl_epoll_unpace_loopback(int fd, const struct sockaddr *addr);
 /* 127.0.0.0/8, ::1, or 127.0.0.0/8 mapped into IPv6. */
 bool zl_epoll_is_loopback(const struct sockaddr *sa);
 

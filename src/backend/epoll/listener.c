@@ -22,6 +22,9 @@ static int open_socket(const zl_addr *addr, int backlog)
         setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, sizeof on);
     if (family == AF_INET6)
         setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &off, sizeof off);
+    /* Sockets accepted here inherit it, so a pacing default never starts
+     * on them (loopback.c). */
+    zl_epoll_unpace_loopback(fd, &addr->u.sa);
     /* addr->len is passed as given: an abstract AF_UNIX name (sun_path[0]
      * == '\0') is defined by its length. */
     if (bind(fd, &addr->u.sa, addr->len) != 0 ||
