@@ -88,6 +88,9 @@ struct zl_listener {
     struct zl_epoll_io io;
     zl_op *accept_op;
     int family; /* of the accepted sockets */
+    /* Bound to a loopback address: accepted sockets inherit its congestion
+     * control (loopback.c) and need no call of their own. */
+    bool on_loopback;
 };
 
 struct zl_loop {

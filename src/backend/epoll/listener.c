@@ -51,6 +51,7 @@ int zl_listener_open(zl_loop *loop, const zl_addr *addr, int backlog,
     }
     zl_epoll_io_init(&l->io, loop, fd, ZL_EPOLL_LISTENER);
     l->family = addr->u.sa.sa_family;
+    l->on_loopback = zl_epoll_is_loopback(&addr->u.sa);
     *out = l;
     return 0;
 }
@@ -103,7 +104,8 @@ static int accept_socket(zl_listener *l)
         int fd = accept4(l->io.fd, &peer.u.sa, &peer.len,
                          SOCK_NONBLOCK | SOCK_CLOEXEC);
         if (fd >= 0) {
-            zl_epoll_unpace_loopback(fd, &peer.u.sa);
+            if (!l->on_loopback)
+                zl_epoll_unpace_loopback(fd, &peer.u.sa);
             return fd;
         }
         /* A connection reset while queued is not the listener's error;
