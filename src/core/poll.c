@@ -156,11 +156,9 @@ static void adapt_spin(zlink_pollitem_t *items, int n, uint64_t waited)
 {
     if (waited > ZL_SPIN_ADAPT_MAX_NS)
         return;
-    for (int i = 0; i < n; i++) {
-        zl_socket *s = items[i].socket;
-        if (!zl_socket_may_spin_on(s) || !zl_socket_spin_is_clear(s))
+    for (int i = 0; i < n; i++)
+        if (!zl_socket_may_adapt_spin(items[i].socket))
             return;
-    }
     spin_ns = zl_spin_for(waited);
     spins_to_skip = 0;
 }

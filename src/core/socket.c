@@ -271,6 +271,11 @@ bool zl_socket_spin_is_clear(const zl_socket *s)
     return zl_socket_peers_are_threads(s) || !zl_ctx_shares_cpu_with_io(s->ctx);
 }
 
+bool zl_socket_may_adapt_spin(const zl_socket *s)
+{
+    return zl_socket_may_spin_on(s) && zl_socket_spin_is_clear(s);
+}
+
 static bool may_spin(zl_socket *s)
 {
     if (!zl_socket_may_spin_on(s))
@@ -349,8 +354,7 @@ static int spin_receive(zl_socket *s, int (*op)(zl_socket *, zlink_msg_t *),
  * trips slower, not faster. */
 static void adapt_spin(zl_socket *s, uint64_t waited)
 {
-    if (waited > ZL_SPIN_ADAPT_MAX_NS || !zl_socket_may_spin_on(s) ||
-        !zl_socket_spin_is_clear(s))
+    if (waited > ZL_SPIN_ADAPT_MAX_NS || !zl_socket_may_adapt_spin(s))
         return;
     s->spin_ns = zl_spin_for(waited);
     s->spins_to_skip = 0;

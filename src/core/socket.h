@@ -94,6 +94,9 @@ bool zl_socket_peers_are_threads(const zl_socket *s);
  * every peer is an application thread, or this thread runs on a CPU no
  * I/O thread of s's context was last seen on (spin.h). */
 bool zl_socket_spin_is_clear(const zl_socket *s);
+/* Whether a wait on s that slept may lengthen the next spin (adapt_spin):
+ * few pipes, and a spin that takes no CPU an I/O thread needs. */
+bool zl_socket_may_adapt_spin(const zl_socket *s);
 /* Pipes found empty while zl_pipe_keep_reader_awake was set: each one that
  * has data is activated, and (unless only_with_data) the rest sleep. */
 void zl_socket_settle_awake_pipes(zl_socket *s, bool only_with_data);
