@@ -16,6 +16,7 @@
 
 #include "socket.h"
 #include "socket_testutil.h"
+#include "spin.h"
 
 /* Gaps between messages, in microseconds: within a spin, around its end
  * (10 us for applications, 30 us for I/O threads), and well past it. */
@@ -200,6 +201,50 @@ START_TEST(connection_reads_after_quiet_periods)
 }
 END_TEST
 
+/* The gap between a spinning receive's looks (spin.h): after a receive
+ * that found its message waiting, for application threads' pipes only;
+ * none after a receive that had to wait for it. */
+static uint32_t spin_gap_of(void *receiver)
+{
+    zl_socket *s = zl_socket_from_handle(receiver);
+    return zl_socket_spin_gap_ns(s, !zl_socket_peers_are_threads(s));
+}
+
+/* Sends one two-part message 2 ms from now: a receive started now waits
+ * for its first part and finds the second waiting. */
+static void late_sender(void *socket)
+{
+    zl_test_sleep_ms(2);
+    zt_send_part(socket, 64, 7, ZLINK_SNDMORE);
+    zt_send_part(socket, 64, 8, 0);
+}
+
+START_TEST(streaming_receive_looks_at_a_gap)
+{
+    wake_fixture f;
+    if (!wake_open(&f, _i, 1))
+        return;
+    bool inproc = _i == ZT_INPROC || _i == ZT_INPROC_CONNECT_FIRST;
+    for (unsigned i = 0; i < 3; i++)
+        zt_send_part(f.senders[0], 64, i, 0);
+    /* Over tcp or ipc the messages come through the I/O thread: the first
+     * receive may wait for them, the later ones find them waiting. */
+    for (unsigned i = 0; i < 3; i++)
+        zt_recv_part(f.receiver, 64, i, false);
+    uint32_t expected = inproc ? ZL_SPIN_STREAMING_GAP_NS : 0;
+    ck_assert_uint_eq(spin_gap_of(f.receiver), expected);
+    uv_thread_t sender;
+    ck_assert_int_eq(uv_thread_create(&sender, late_sender, f.senders[0]), 0);
+    zt_recv_part(f.receiver, 64, 7, true);
+    zt_recv_part(f.receiver, 64, 8, false);
+    uv_thread_join(&sender);
+    /* The second part was waiting, but only a message's first part
+     * tells whether the receiver keeps finding its messages waiting. */
+    ck_assert_uint_eq(spin_gap_of(f.receiver), 0);
+    wake_close(&f);
+}
+END_TEST
+
 #if defined(__linux__)
 /* Where a receive whose peer is an I/O thread may spin (spin.h): never on
  * that thread's CPU. A thread inherits its creator's CPU mask, so pinning
@@ -303,6 +348,8 @@ int main(void)
                         ZT_TRANSPORT_COUNT);
     tcase_add_loop_test(tc, poll_then_recv_at_every_gap, 0, ZT_TRANSPORT_COUNT);
     tcase_add_test(tc, poll_times_out_when_nothing_comes);
+    tcase_add_loop_test(tc, streaming_receive_looks_at_a_gap, 0,
+                        ZT_TRANSPORT_COUNT);
     tcase_add_loop_test(tc, connection_reads_after_quiet_periods, 0,
                         ZT_TRANSPORT_COUNT);
 #if defined(__linux__)

@@ -308,6 +308,24 @@ void zl_socket_settle_awake_pipes(zl_socket *s, bool only_with_data)
     }
 }
 
+/* The time between two looks of a spinning receive: none, or the
+ * streaming gap (spin.h). Only for application threads' pipes: an I/O
+ * thread publishes a whole read's messages at once, and a receiver that
+ * looked later only left it waiting on a fuller pipe (PAIR tcp 1 KiB
+ * 2.98M -> 2.69M msg/s with the gap). */
+uint32_t zl_socket_spin_gap_ns(const zl_socket *s, bool gives_way)
+{
+    return s->streaming && !gives_way ? ZL_SPIN_STREAMING_GAP_NS : 0;
+}
+
+static void pause_for(uint32_t ns)
+{
+    uint64_t until = uv_hrtime() + ns;
+    do
+        zl_cpu_relax();
+    while (uv_hrtime() < until);
+}
+
 /* 0 with a message, or -1 with errno (EAGAIN: nothing came in time).
  * gives_way: some peer is an I/O thread's session (spin.h). */
 static int spin_receive(zl_socket *s, int (*op)(zl_socket *, zlink_msg_t *),
@@ -315,6 +333,10 @@ static int spin_receive(zl_socket *s, int (*op)(zl_socket *, zlink_msg_t *),
 {
     uint64_t until =
         started + (s->spin_ns ? s->spin_ns : ZL_SPIN_BEFORE_SLEEP_NS);
+    uint32_t gap = zl_socket_spin_gap_ns(s, gives_way);
+    /* With a gap, each look is a round: the spin's end is checked after
+     * every one. */
+    int looks_per_round = gap ? 1 : 16;
     for (bool first_round = true;; first_round = false) {
         /* A yield comes before a round of tries, never last: the thread
          * it let run may have held the CPU past the spin's end, and the
@@ -327,7 +349,7 @@ static int spin_receive(zl_socket *s, int (*op)(zl_socket *, zlink_msg_t *),
             }
             zl_thread_yield();
         }
-        for (int i = 0; i < 16; i++) {
+        for (int i = 0; i < looks_per_round; i++) {
             if (atomic_load_explicit(&s->commands_pending,
                                      memory_order_relaxed) &&
                 zl_socket_process_commands(s, 0) != 0)
@@ -337,7 +359,10 @@ static int spin_receive(zl_socket *s, int (*op)(zl_socket *, zlink_msg_t *),
                 return 0;
             if (errno != EAGAIN)
                 return -1;
-            zl_cpu_relax();
+            if (gap)
+                pause_for(gap);
+            else
+                zl_cpu_relax();
         }
         if (uv_hrtime() >= until)
             break;
@@ -387,6 +412,11 @@ static ZL_NOINLINE int wait_for_op(zl_socket *s,
         if (!via_io || !zl_ctx_shares_cpu_with_io(s->ctx))
             rc = spin_receive(s, op, msg, started, via_io);
     }
+    /* Streaming only if its message was waiting: one the spin caught came
+     * later. A message's later parts come with its first, so only the
+     * first part tells. */
+    if (blocking_receive && !s->rcvmore)
+        s->streaming = started == 0;
     if (spin) {
         zl_pipe_keep_reader_awake(false);
         if (zl_pipe_any_left_awake()) {
@@ -446,6 +476,8 @@ static int with_timeout(zl_socket *s, int (*op)(zl_socket *, zlink_msg_t *),
     /* A try that found its message at once usually left no pipe awake,
      * and then there is nothing to settle. */
     if (rc == 0 && !(spin && zl_pipe_any_left_awake())) {
+        if (receive && !s->rcvmore)
+            s->streaming = true;
         if (spin)
             zl_pipe_keep_reader_awake(false);
         return 0;

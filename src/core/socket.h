@@ -45,6 +45,7 @@ typedef struct zl_socket {
     atomic_bool commands_pending;
     int spins_to_skip; /* blocking receives that sleep without spinning */
     uint32_t spin_ns;  /* how long a receive spins; 0: the default */
+    bool streaming;    /* the last message received was waiting */
 
     zl_pipe **pipes; /* every attached pipe; pipe->owner_index is its slot */
     size_t pipe_count, pipe_capacity;
@@ -97,6 +98,8 @@ bool zl_socket_spin_is_clear(const zl_socket *s);
 /* Whether a wait on s that slept may lengthen the next spin (adapt_spin):
  * few pipes, and a spin that takes no CPU an I/O thread needs. */
 bool zl_socket_may_adapt_spin(const zl_socket *s);
+/* How long a spinning receive waits between looks (spin.h). */
+uint32_t zl_socket_spin_gap_ns(const zl_socket *s, bool gives_way);
 /* Pipes found empty while zl_pipe_keep_reader_awake was set: each one that
  * has data is activated, and (unless only_with_data) the rest sleep. */
 void zl_socket_settle_awake_pipes(zl_socket *s, bool only_with_data);
