@@ -194,17 +194,30 @@ static inline bool zt_join(void *binder, void *connecter, int t, char *ep,
 
 /* ---- messages whose every byte is checked ---- */
 
-/* Body sizes around the inline limit (112), the one-byte frame length
- * (255), a pool class edge (1024 + 64 - the 48-byte header), the zero-copy
+/* Body sizes around the inline limit (112), the bound from which the
+ * engine copies bodies with memcpy (128), the one-byte frame length (255),
+ * a pool class edge (1024 + 64 - the 48-byte header), the zero-copy
  * threshold (8 KiB), the engine's read buffer (32 KiB), and large bodies
  * that span many reads. */
 static inline const size_t *zt_sizes(size_t *count)
 {
-    static const size_t sizes[] = {0,     1,           48,
-                                   112,   113,         255,
-                                   256,   1040,        1041,
-                                   8191,  8192,        32 * 1024 + 3,
-                                   65536, 1024 * 1024, 4 * 1024 * 1024};
+    static const size_t sizes[] = {0,
+                                   1,
+                                   48,
+                                   112,
+                                   113,
+                                   127,
+                                   128,
+                                   255,
+                                   256,
+                                   1040,
+                                   1041,
+                                   8191,
+                                   8192,
+                                   32 * 1024 + 3,
+                                   65536,
+                                   1024 * 1024,
+                                   4 * 1024 * 1024};
     *count = sizeof sizes / sizeof sizes[0];
     return sizes;
 }

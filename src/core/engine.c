@@ -280,10 +280,14 @@ static void close_segment(zl_engine *e)
 
 /* A copy of LARGE_COPY_MIN bytes or more goes to the C library's memcpy.
  * Every body copied into a batch is under ZERO_COPY_MIN, and GCC, which
- * sees that bound, expands memcpy inline as `rep movsq`: on an Intel Xeon
- * host that ran PUBSUB tcp 1 KiB at 0.7x of glibc's memcpy, while below a
- * few hundred bytes the inline copy is the faster one. */
-#define LARGE_COPY_MIN 512
+ * sees that bound, expands memcpy inline as `rep movsq`, whose start-up
+ * costs tens of cycles. On an Intel Xeon host that ran PUBSUB tcp 1 KiB at
+ * 0.7x of glibc's memcpy, and 256 B bodies too (7 alternating runs, the
+ * bound at 512 -> 128: PUBSUB tcp 256 B 3.64M -> 5.21M msg/s, DEALER_DEALER
+ * ipc 256 B 3.98M -> 4.76M, PAIR tcp 256 B 3.93M -> 4.42M). Only the
+ * smallest bodies, inline ones among them, copy faster inline: with every
+ * copy in glibc, PAIR tcp 64 B went 9.61M -> 9.02M. */
+#define LARGE_COPY_MIN 128
 
 static ZL_NOINLINE void copy_large(void *dst, const void *src, size_t len)
 {
