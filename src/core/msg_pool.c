@@ -173,28 +173,16 @@ static void push_chain(int c, free_block *chain, size_t length)
     globals[c].chains = chain;
 }
 
-/* Carves a new slab into chains of a batch on the global stack of class c.
- * Called with that class's lock held. */
-static bool grow(int c)
+/* Keeps slab reachable for the life of the process; false if the table
+ * cannot grow. */
+static bool list_slab(void *slab)
 {
-    bool huge =
-        class_size(c) >= HUGE_CLASS_MIN && globals[c].slab_bytes >= HUGE_AFTER;
-    size_t slab_bytes = slab_size(c, huge);
-    /* Blocks are laid out from the first line boundary (cache_line.h): the
-     * body a sender fills never shares a line with the block before it,
-     * which another thread may be freeing. */
-    size_t allocated = huge ? slab_bytes : slab_bytes + ZL_CACHE_LINE;
-    char *slab = huge ? zl_os_slab_alloc(allocated) : malloc(allocated);
-    if (!slab)
-        return false;
-    globals[c].slab_bytes += slab_bytes;
     uv_mutex_lock(&slab_lock);
     if (slab_count == slab_capacity) {
         size_t cap = slab_capacity ? slab_capacity * 2 : 64;
         void **grown = realloc(slabs, cap * sizeof *grown);
         if (!grown) {
             uv_mutex_unlock(&slab_lock);
-            free(slab);
             return false;
         }
         slabs = grown;
@@ -202,25 +190,60 @@ static bool grow(int c)
     }
     slabs[slab_count++] = slab;
     uv_mutex_unlock(&slab_lock);
+    return true;
+}
+
+/* Carves a new slab of class c into chains of a batch: one is returned,
+ * the others go on the global stack. Called without the class's lock:
+ * linking the blocks touches each of them, and the first touch of fresh
+ * memory faults its pages in. On the VMs we measure a fresh 2 MiB page
+ * took milliseconds to fault in; carved under the lock, every thread that
+ * freed or took blocks of the class waited for it, and one PUBSUB ipc
+ * 256 KiB run in ten fell from about 21k msg/s to 2-9k, its I/O thread
+ * asleep on the lock. */
+static free_block *grow(int c, bool huge)
+{
+    size_t slab_bytes = slab_size(c, huge);
+    /* Blocks are laid out from the first line boundary (cache_line.h): the
+     * body a sender fills never shares a line with the block before it,
+     * which another thread may be freeing. */
+    size_t allocated = huge ? slab_bytes : slab_bytes + ZL_CACHE_LINE;
+    char *slab = huge ? zl_os_slab_alloc(allocated) : malloc(allocated);
+    if (!slab)
+        return NULL;
+    if (!list_slab(slab)) {
+        free(slab);
+        return NULL;
+    }
     char *first = zl_cache_align_up(slab);
     size_t usable = allocated - (size_t)(first - slab);
     size_t size = class_size(c);
     size_t batch = (size_t)batch_of(c);
+    free_block *chains = NULL; /* linked through next_chain */
     free_block *chain = NULL;
     size_t length = 0;
     for (size_t off = 0; off + size <= usable; off += size) {
         free_block *b = (free_block *)(first + off);
         b->next = chain;
         chain = b;
-        if (++length == batch) {
-            push_chain(c, chain, length);
+        if (++length == batch || off + 2 * size > usable) {
+            chain->chain_length = length;
+            chain->next_chain = chains;
+            chains = chain;
             chain = NULL;
             length = 0;
         }
     }
-    if (chain)
-        push_chain(c, chain, length);
-    return true;
+    free_block *kept = chains;
+    global_class *g = &globals[c];
+    uv_mutex_lock(&g->lock);
+    g->slab_bytes += slab_bytes;
+    for (free_block *next, *b = kept->next_chain; b; b = next) {
+        next = b->next_chain;
+        push_chain(c, b, b->chain_length);
+    }
+    uv_mutex_unlock(&g->lock);
+    return kept;
 }
 
 /* Makes head a chain from the global stack, carving a slab if it is
@@ -230,13 +253,13 @@ ZL_POOL_UNUSED static bool refill(int c)
     uv_once(&init_once, init_globals);
     global_class *g = &globals[c];
     uv_mutex_lock(&g->lock);
-    if (!g->chains && !grow(c)) {
-        uv_mutex_unlock(&g->lock);
-        return false;
-    }
     free_block *chain = g->chains;
-    g->chains = chain->next_chain;
+    if (chain)
+        g->chains = chain->next_chain;
+    bool huge = class_size(c) >= HUGE_CLASS_MIN && g->slab_bytes >= HUGE_AFTER;
     uv_mutex_unlock(&g->lock);
+    if (!chain && !(chain = grow(c, huge)))
+        return false;
     cache.head[c] = chain;
     cache.count[c] = (int)chain->chain_length;
     return true;
