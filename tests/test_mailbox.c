@@ -1,9 +1,12 @@
 /* test_mailbox.c — the command mailbox: order, signalling, producers on many
  * threads, signal hand-over, and the pipe references of queued commands. */
+#include <stdatomic.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <uv.h>
 
+#include "backend.h"
 #include "mailbox.h"
 #include "msg.h"
 #include "pipe.h"
@@ -195,6 +198,153 @@ static void count_free(void *data, void *hint)
     frees++;
 }
 
+/* ---- signals an I/O thread holds back during its turn ---- */
+
+static void count_into(void *arg)
+{
+    (*(int *)arg)++;
+}
+
+typedef struct held_case {
+    /* Owners asleep on this CPU, asleep on another, and awake. (Not near
+     * and far: Windows headers define those.) */
+    zl_mailbox here, elsewhere, awake;
+    int here_signals, elsewhere_signals, awake_signals;
+} held_case;
+
+static void held_case_init(held_case *c, int cpu)
+{
+    memset(c, 0, sizeof *c);
+    ck_assert_int_eq(zl_mailbox_init(&c->here, count_into, &c->here_signals),
+                     0);
+    ck_assert_int_eq(
+        zl_mailbox_init(&c->elsewhere, count_into, &c->elsewhere_signals), 0);
+    ck_assert_int_eq(zl_mailbox_init(&c->awake, count_into, &c->awake_signals),
+                     0);
+    zl_mailbox_set_sleeper_cpu(&c->here, cpu);
+    zl_mailbox_set_sleeper_cpu(&c->elsewhere, cpu + 1);
+}
+
+static void held_case_destroy(held_case *c)
+{
+    zl_mailbox_destroy(&c->here);
+    zl_mailbox_destroy(&c->elsewhere);
+    zl_mailbox_destroy(&c->awake);
+}
+
+/* Within a turn, only the owner asleep on this thread's CPU waits for its
+ * signal, and it gets it at the release; outside a turn nothing waits. */
+START_TEST(test_signal_held_for_a_sleeper_on_this_cpu)
+{
+    if (zl_thread_cpu() < 0)
+        return; /* the OS cannot say: nothing is ever held */
+    bool checked = false;
+    /* The thread may move between CPUs mid-case: then try again. */
+    for (int attempt = 0; attempt < 20 && !checked; attempt++) {
+        int cpu = zl_thread_cpu();
+        held_case c;
+        held_case_init(&c, cpu);
+        zl_cmd cmd = call_cmd(1);
+        zl_mailbox_hold_signals();
+        zl_mailbox_send(&c.here, &cmd);
+        zl_mailbox_send(&c.elsewhere, &cmd);
+        zl_mailbox_send(&c.awake, &cmd);
+        bool stayed = zl_thread_cpu() == cpu;
+        ck_assert_int_eq(c.elsewhere_signals, 1);
+        ck_assert_int_eq(c.awake_signals, 1);
+        if (stayed) {
+            ck_assert_int_eq(c.here_signals, 0);
+            ck_assert_int_eq(atomic_load(&c.here.signals_in_flight), 1);
+        }
+        zl_mailbox_release_signals();
+        ck_assert_int_eq(c.here_signals, 1);
+        ck_assert_int_eq(atomic_load(&c.here.signals_in_flight), 0);
+        /* After the turn, a signal goes out at once. */
+        while (zl_mailbox_recv(&c.here, &cmd))
+            ;
+        zl_mailbox_send(&c.here, &cmd);
+        ck_assert_int_eq(c.here_signals, 2);
+        held_case_destroy(&c);
+        checked = stayed;
+    }
+    ck_assert_msg(checked, "the test thread never kept its CPU");
+}
+END_TEST
+
+/* More owners asleep on this CPU than a turn holds: every one still gets
+ * exactly one signal. */
+START_TEST(test_every_held_signal_is_delivered)
+{
+    enum { OWNERS = 100 };
+    static zl_mailbox mbs[OWNERS];
+    static int counts[OWNERS];
+    int cpu = zl_thread_cpu();
+    for (int i = 0; i < OWNERS; i++) {
+        counts[i] = 0;
+        ck_assert_int_eq(zl_mailbox_init(&mbs[i], count_into, &counts[i]), 0);
+        zl_mailbox_set_sleeper_cpu(&mbs[i], cpu);
+    }
+    zl_cmd cmd = call_cmd(2);
+    zl_mailbox_hold_signals();
+    for (int i = 0; i < OWNERS; i++)
+        zl_mailbox_send(&mbs[i], &cmd);
+    zl_mailbox_release_signals();
+    for (int i = 0; i < OWNERS; i++) {
+        ck_assert_int_eq(counts[i], 1);
+        zl_mailbox_destroy(&mbs[i]);
+    }
+}
+END_TEST
+
+typedef struct handover {
+    zl_mailbox *mb;
+    atomic_bool done;
+} handover;
+
+static void hand_over(void *arg)
+{
+    handover *h = arg;
+    zl_mailbox_set_signal(h->mb, count_b, NULL);
+    atomic_store(&h->done, true);
+}
+
+/* A held signal counts as in flight: handing the mailbox over (a socket's
+ * close) waits for it, so the old owner is never signalled afterwards. */
+START_TEST(test_set_signal_waits_for_a_held_signal)
+{
+    bool checked = false;
+    for (int attempt = 0; attempt < 20 && !checked; attempt++) {
+        int cpu = zl_thread_cpu();
+        if (cpu < 0)
+            return;
+        held_case c;
+        held_case_init(&c, cpu);
+        signals_b = 0;
+        zl_cmd cmd = call_cmd(3);
+        zl_mailbox_hold_signals();
+        zl_mailbox_send(&c.here, &cmd);
+        if (c.here_signals == 0) {
+            handover h = {.mb = &c.here};
+            atomic_init(&h.done, false);
+            uv_thread_t thread;
+            ck_assert_int_eq(uv_thread_create(&thread, hand_over, &h), 0);
+            zl_test_sleep_ms(20);
+            ck_assert_msg(!atomic_load(&h.done),
+                          "set_signal returned with a signal held");
+            zl_mailbox_release_signals();
+            uv_thread_join(&thread);
+            ck_assert(atomic_load(&h.done));
+            ck_assert_int_eq(c.here_signals, 1);
+            checked = true;
+        } else {
+            zl_mailbox_release_signals();
+        }
+        held_case_destroy(&c);
+    }
+    ck_assert_msg(checked, "the test thread never kept its CPU");
+}
+END_TEST
+
 START_TEST(test_destroy_releases_pipe_refs)
 {
     zl_mailbox mb_a, mb_b;
@@ -234,6 +384,9 @@ static Suite *suite(void)
     tcase_add_test(tc, test_set_signal);
     tcase_add_test(tc, test_many_producers);
     tcase_add_test(tc, test_destroy_releases_pipe_refs);
+    tcase_add_test(tc, test_signal_held_for_a_sleeper_on_this_cpu);
+    tcase_add_test(tc, test_every_held_signal_is_delivered);
+    tcase_add_test(tc, test_set_signal_waits_for_a_held_signal);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -57,7 +57,9 @@ static void thread_main(void *arg)
         int cpu = zl_thread_cpu();
         if (atomic_load_explicit(&t->cpu, memory_order_relaxed) != cpu)
             atomic_store_explicit(&t->cpu, cpu, memory_order_relaxed);
+        zl_mailbox_hold_signals();
         zl_loop_run_once(t->loop, -1);
+        zl_mailbox_release_signals();
     }
 }
 

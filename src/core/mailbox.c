@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <uv.h>
 
+#include "backend.h"
+#include "fast_tls.h"
 #include "pipe.h"
 
 /* A quiet socket holds a few commands at a time (an activation, a bind);
@@ -30,7 +32,64 @@ int zl_mailbox_init(zl_mailbox *mb, zl_mailbox_signal_fn signal, void *arg)
     mb->signal = signal;
     mb->signal_arg = arg;
     atomic_init(&mb->signals_in_flight, 0);
+    atomic_init(&mb->sleeper_cpu, -1);
     return 0;
+}
+
+/* Signals held back during an I/O thread's turn (zl_mailbox_hold_signals).
+ * Beyond HELD_MAX in one turn, signals go out at once. */
+typedef struct held_signal {
+    zl_mailbox *mb;
+    zl_mailbox_signal_fn signal;
+    void *arg;
+} held_signal;
+
+#define HELD_MAX 32
+#define CPU_NOT_LOOKED_UP (-2)
+
+static _Thread_local bool holding ZL_FAST_TLS;
+static _Thread_local int holding_cpu ZL_FAST_TLS;
+static _Thread_local int held_count;
+static _Thread_local held_signal held[HELD_MAX];
+
+void zl_mailbox_hold_signals(void)
+{
+    holding = true;
+    /* Looked up at the first signal of the turn: the thread may have moved
+     * while it waited for completions. */
+    holding_cpu = CPU_NOT_LOOKED_UP;
+}
+
+void zl_mailbox_release_signals(void)
+{
+    holding = false;
+    for (int i = 0; i < held_count; i++) {
+        held[i].signal(held[i].arg);
+        atomic_fetch_sub_explicit(&held[i].mb->signals_in_flight, 1,
+                                  memory_order_release);
+    }
+    held_count = 0;
+}
+
+/* True when the signal for mb is held until the turn ends. */
+static bool hold(zl_mailbox *mb, zl_mailbox_signal_fn signal, void *arg)
+{
+    if (!holding || held_count == HELD_MAX)
+        return false;
+    int sleeper = atomic_load_explicit(&mb->sleeper_cpu, memory_order_relaxed);
+    if (sleeper < 0)
+        return false;
+    if (holding_cpu == CPU_NOT_LOOKED_UP)
+        holding_cpu = zl_thread_cpu();
+    if (sleeper != holding_cpu)
+        return false;
+    held[held_count++] = (held_signal){mb, signal, arg};
+    return true;
+}
+
+void zl_mailbox_set_sleeper_cpu(zl_mailbox *mb, int cpu)
+{
+    atomic_store_explicit(&mb->sleeper_cpu, cpu, memory_order_relaxed);
 }
 
 /* Waits out signals that senders decided on under the lock but deliver
@@ -98,7 +157,7 @@ void zl_mailbox_send(zl_mailbox *mb, const zl_cmd *cmd)
                                   memory_order_relaxed);
     }
     uv_mutex_unlock(&mb->lock);
-    if (signal) {
+    if (signal && !hold(mb, signal, signal_arg)) {
         signal(signal_arg);
         atomic_fetch_sub_explicit(&mb->signals_in_flight, 1,
                                   memory_order_release);

@@ -215,7 +215,9 @@ int zl_socket_process_commands(zl_socket *s, int wait_ms)
     }
     if (drain_commands(s, false) > 0 || wait_ms == 0)
         return 0;
+    zl_mailbox_set_sleeper_cpu(&s->mailbox, zl_thread_cpu());
     int rc = zl_signaler_wait(&s->signaler, wait_ms);
+    zl_mailbox_set_sleeper_cpu(&s->mailbox, -1);
     if (zl_ctx_terminating(s->ctx)) {
         errno = ETERM;
         return -1;
