@@ -14,6 +14,7 @@
 #include <stdatomic.h>
 #include <uv.h>
 
+#include "backend.h"
 #include "socket.h"
 #include "socket_testutil.h"
 #include "spin.h"
@@ -245,6 +246,59 @@ START_TEST(streaming_receive_looks_at_a_gap)
 }
 END_TEST
 
+/* A blocking receive or a zlink_poll that sleeps names the CPU it sleeps
+ * on in its socket's mailbox, for the I/O threads to hold their signals
+ * (zl_mailbox_hold_signals), and takes it back once awake. */
+typedef struct sleeper {
+    void *socket;
+    bool poll;
+    atomic_bool done;
+} sleeper;
+
+static void sleep_in_wait(void *arg)
+{
+    sleeper *w = arg;
+    if (w->poll) {
+        zlink_pollitem_t item = {w->socket, 0, ZLINK_POLLIN, 0};
+        zlink_poll(&item, 1, 300);
+    } else {
+        char byte;
+        zlink_recv(w->socket, &byte, 1, 0); /* ZLINK_RCVTIMEO: 300 ms */
+    }
+    atomic_store(&w->done, true);
+}
+
+START_TEST(sleeping_wait_names_its_cpu)
+{
+    if (zl_thread_cpu() < 0)
+        return; /* the OS cannot say: nothing to name */
+    wake_fixture f;
+    if (!wake_open(&f, ZT_TCP4, 1))
+        return;
+    int timeout = 300;
+    ck_assert_int_eq(
+        zlink_setsockopt(f.receiver, ZLINK_RCVTIMEO, &timeout, sizeof timeout),
+        0);
+    zl_socket *s = zl_socket_from_handle(f.receiver);
+    for (int poll = 0; poll < 2; poll++) {
+        sleeper w = {.socket = f.receiver, .poll = poll == 1};
+        atomic_init(&w.done, false);
+        uv_thread_t thread;
+        ck_assert_int_eq(uv_thread_create(&thread, sleep_in_wait, &w), 0);
+        int named = -1;
+        for (int i = 0; i < 200 && named < 0 && !atomic_load(&w.done); i++) {
+            zl_test_sleep_ms(1);
+            named = atomic_load(&s->mailbox.sleeper_cpu);
+        }
+        uv_thread_join(&thread);
+        ck_assert_msg(named >= 0, "a sleeping %s named no CPU",
+                      poll ? "zlink_poll" : "receive");
+        ck_assert_int_eq(atomic_load(&s->mailbox.sleeper_cpu), -1);
+    }
+    wake_close(&f);
+}
+END_TEST
+
 #if defined(__linux__)
 /* Where a receive whose peer is an I/O thread may spin (spin.h): never on
  * that thread's CPU. A thread inherits its creator's CPU mask, so pinning
@@ -350,6 +404,7 @@ int main(void)
     tcase_add_test(tc, poll_times_out_when_nothing_comes);
     tcase_add_loop_test(tc, streaming_receive_looks_at_a_gap, 0,
                         ZT_TRANSPORT_COUNT);
+    tcase_add_test(tc, sleeping_wait_names_its_cpu);
     tcase_add_loop_test(tc, connection_reads_after_quiet_periods, 0,
                         ZT_TRANSPORT_COUNT);
 #if defined(__linux__)

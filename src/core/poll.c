@@ -163,6 +163,17 @@ static void adapt_spin(zlink_pollitem_t *items, int n, uint64_t waited)
     spins_to_skip = 0;
 }
 
+/* Tells the I/O threads which CPU the sockets' owner sleeps on, or -1 once
+ * awake (zl_mailbox_hold_signals). */
+static void mark_sleepers(zlink_pollitem_t *items, int n, int cpu)
+{
+    for (int i = 0; i < n; i++)
+        if (items[i].socket) {
+            zl_socket *s = items[i].socket;
+            zl_mailbox_set_sleeper_cpu(&s->mailbox, cpu);
+        }
+}
+
 int zlink_poll(zlink_pollitem_t *items, int n, long timeout)
 {
     if (n < 0 || (n > 0 && !items)) {
@@ -224,7 +235,11 @@ int zlink_poll(zlink_pollitem_t *items, int n, long timeout)
         }
         if (waiting_since == 0)
             waiting_since = uv_hrtime();
+        if (wait != 0)
+            mark_sleepers(items, n, zl_thread_cpu());
         int rc = zl_os_poll(fds, n, wait);
+        if (wait != 0)
+            mark_sleepers(items, n, -1);
         if (rc < 0) {
             errno = -rc;
             ready = -1;
