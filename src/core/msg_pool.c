@@ -193,6 +193,15 @@ static bool list_slab(void *slab)
     return true;
 }
 
+/* chain, of length blocks, put in front of the list chains. */
+static free_block *add_chain(free_block *chains, free_block *chain,
+                             size_t length)
+{
+    chain->chain_length = length;
+    chain->next_chain = chains;
+    return chain;
+}
+
 /* Carves a new slab of class c into chains of a batch: one is returned,
  * the others go on the global stack. Called without the class's lock:
  * linking the blocks touches each of them, and the first touch of fresh
@@ -226,14 +235,14 @@ static free_block *grow(int c, bool huge)
         free_block *b = (free_block *)(first + off);
         b->next = chain;
         chain = b;
-        if (++length == batch || off + 2 * size > usable) {
-            chain->chain_length = length;
-            chain->next_chain = chains;
-            chains = chain;
+        if (++length == batch) {
+            chains = add_chain(chains, chain, length);
             chain = NULL;
             length = 0;
         }
     }
+    if (chain)
+        chains = add_chain(chains, chain, length);
     free_block *kept = chains;
     global_class *g = &globals[c];
     uv_mutex_lock(&g->lock);
