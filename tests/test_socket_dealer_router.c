@@ -380,6 +380,83 @@ START_TEST(router_mandatory_unreachable)
 }
 END_TEST
 
+/* A ROUTER remembers the last peer an id frame found (router.c,
+ * find_peer). Sends that alternate between peers still reach each one,
+ * and once a peer is gone its id is unknown until a new peer takes it,
+ * which then gets the messages. */
+START_TEST(router_last_peer_follows_its_id)
+{
+    char ep[300];
+    void *ctx = zt_ctx();
+    void *router = zt_socket(ctx, ZLINK_ROUTER);
+    zt_set_int(router, ZLINK_ROUTER_MANDATORY, 1);
+    void *alice = zt_socket(ctx, ZLINK_DEALER);
+    void *bob = zt_socket(ctx, ZLINK_DEALER);
+    ck_assert_int_eq(zlink_setsockopt(alice, ZLINK_ROUTING_ID, "alice", 5), 0);
+    ck_assert_int_eq(zlink_setsockopt(bob, ZLINK_ROUTING_ID, "bob", 3), 0);
+    ck_assert(zt_join(router, alice, _i, ep, sizeof ep));
+    zt_connect(bob, ep);
+    send_id_when_routable(router, "alice", 5);
+    zt_send_str(router, "a0", 0);
+    send_id_when_routable(router, "bob", 3);
+    zt_send_str(router, "b0", 0);
+    for (int i = 1; i < 4; i++) {
+        char text[8];
+        snprintf(text, sizeof text, "a%d", i);
+        send_id(router, "alice", 5);
+        zt_send_str(router, text, 0);
+        snprintf(text, sizeof text, "b%d", i);
+        send_id(router, "bob", 3);
+        zt_send_str(router, text, 0);
+    }
+    for (int i = 0; i < 4; i++) {
+        char text[8];
+        snprintf(text, sizeof text, "a%d", i);
+        zt_recv_str(alice, text);
+        snprintf(text, sizeof text, "b%d", i);
+        zt_recv_str(bob, text);
+    }
+
+    /* bob was found last; now he leaves. */
+    send_id(router, "bob", 3);
+    zt_send_str(router, "last for bob", 0);
+    zt_recv_str(bob, "last for bob");
+    zt_close(bob);
+    /* Until the router has taken bob's pipe down, the id still routes
+     * (the message is lost) or reports a full pipe. The pipe goes once the
+     * router has read to its end, so the loop also receives. */
+    uint64_t deadline = zl_test_now_ms() + ZT_TIMEOUT_MS;
+    for (;;) {
+        char buf[16];
+        zt_expect_errno(zlink_recv(router, buf, sizeof buf, ZLINK_DONTWAIT),
+                        EAGAIN);
+        int rc = zlink_send(router, "bob", 3, ZLINK_SNDMORE | ZLINK_DONTWAIT);
+        if (rc == 3)
+            zt_send_str(router, "to nobody", 0);
+        else if (zlink_errno() == EHOSTUNREACH)
+            break;
+        else
+            ck_assert_int_eq(zlink_errno(), EAGAIN);
+        ck_assert_msg(zl_test_now_ms() < deadline, "bob never left");
+        zl_test_sleep_ms(2);
+    }
+
+    void *new_bob = zt_socket(ctx, ZLINK_DEALER);
+    ck_assert_int_eq(zlink_setsockopt(new_bob, ZLINK_ROUTING_ID, "bob", 3), 0);
+    zt_connect(new_bob, ep);
+    send_id_when_routable(router, "bob", 3);
+    zt_send_str(router, "for the new bob", 0);
+    zt_recv_str(new_bob, "for the new bob");
+    send_id(router, "alice", 5);
+    zt_send_str(router, "still alice", 0);
+    zt_recv_str(alice, "still alice");
+    zt_close(new_bob);
+    zt_close(alice);
+    zt_close(router);
+    zt_term(ctx);
+}
+END_TEST
+
 /* Without ROUTER_MANDATORY a message for an unknown id is dropped whole
  * and every send reports success. */
 START_TEST(router_drops_unroutable)
@@ -542,6 +619,10 @@ static Suite *dealer_router_suite(void)
     tcase_add_loop_test(ids, router_generated_ids, 0, ZT_INPROC + 1);
     tcase_add_loop_test(ids, router_announced_id, 0, ZT_TRANSPORT_COUNT);
     tcase_add_test(ids, router_mandatory_unreachable);
+    tcase_add_loop_test(ids, router_last_peer_follows_its_id, ZT_TCP4,
+                        ZT_TCP4 + 1);
+    tcase_add_loop_test(ids, router_last_peer_follows_its_id, ZT_INPROC,
+                        ZT_INPROC + 1);
     tcase_add_loop_test(ids, router_drops_unroutable, ZT_TCP4, ZT_TCP4 + 1);
     tcase_add_loop_test(ids, router_drops_unroutable, ZT_INPROC, ZT_INPROC + 1);
     tcase_add_loop_test(ids, router_multipart_envelope, ZT_TCP4, ZT_TCP4 + 1);

@@ -249,6 +249,11 @@ typedef struct router_state {
     /* Sending: the id frame chose current_out, or NULL to drop. */
     bool more_out;
     zl_pipe *current_out;
+    /* The peer the last id frame found. Replies and streams go to one
+     * peer many times in a row, and comparing its id costs less than
+     * hashing the frame (siphash was 7% of a ROUTER-to-ROUTER message).
+     * Cleared when that pipe leaves the table. */
+    zl_pipe *last_found;
 
     /* Receiving: the id frame is handed out before the message's first
      * part, which waits here with a copy of its pipe's id. */
@@ -286,6 +291,14 @@ static void router_destroy(zl_socket *s)
     zlink_msg_close(&r->pending_part);
 }
 
+/* Takes p out of the table, and out of the last-found cache with it. */
+static void remove_route(router_state *r, zl_pipe *p)
+{
+    if (p == r->last_found)
+        r->last_found = NULL;
+    table_remove(&r->table, p);
+}
+
 /* libzmq's generated ids: a zero byte (reserved, no application may pick
  * it) and a big-endian counter. Network peers may still announce such an
  * id, so one in use is skipped. */
@@ -318,7 +331,7 @@ static void router_attach_pipe(zl_socket *s, zl_pipe *p, bool locally_initiated)
                 return;
             zl_fair_queue_remove(&r->in, p);
         }
-        table_remove(&r->table, p);
+        remove_route(r, p);
     }
     /* Out of memory: a pipe we cannot track is closed rather than left
      * half attached. read_activated finishes it off. */
@@ -335,7 +348,7 @@ static void router_pipe_terminated(zl_socket *s, zl_pipe *p)
         zl_pipe_rollback(p);
         r->current_out = NULL;
     }
-    table_remove(&r->table, p);
+    remove_route(r, p);
     zl_fair_queue_remove(&r->in, p);
     zl_load_balance_remove(&r->with_room, p);
 }
@@ -352,6 +365,19 @@ static void router_read_activated(zl_socket *s, zl_pipe *p)
 static void router_write_activated(zl_socket *s, zl_pipe *p)
 {
     zl_load_balance_activate(&state_of(s)->with_room, p);
+}
+
+/* The pipe whose routing id is the id frame's, or NULL. */
+static zl_pipe *find_peer(router_state *r, zlink_msg_t *id_frame)
+{
+    const uint8_t *id = zlink_msg_data(id_frame);
+    size_t len = zlink_msg_size(id_frame);
+    if (r->last_found != NULL && id_equal(r->last_found, id, len))
+        return r->last_found;
+    zl_pipe *p = table_find(&r->table, id, len);
+    if (p != NULL)
+        r->last_found = p;
+    return p;
 }
 
 static void drop(zlink_msg_t *msg)
@@ -371,8 +397,7 @@ static int send_routing_id(zl_socket *s, router_state *r, zlink_msg_t *msg)
         return 0;
     }
     bool mandatory = s->options.router_mandatory;
-    zl_pipe *p =
-        table_find(&r->table, zlink_msg_data(msg), zlink_msg_size(msg));
+    zl_pipe *p = find_peer(r, msg);
     if (p == NULL && mandatory) {
         errno = EHOSTUNREACH;
         return -1;
