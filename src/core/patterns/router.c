@@ -456,11 +456,14 @@ static int read_part(zl_socket *s, router_state *r, zlink_msg_t *msg,
     }
 }
 
-/* Holds a message's first part back until its id frame has been taken. */
-static void hold_first_part(router_state *r, zlink_msg_t *part,
-                            const zl_pipe *from)
+/* Reads a message's first part into pending_part, where it waits until
+ * its id frame has been taken: read there at once, it is moved only once,
+ * to the application. */
+static int hold_first_part(zl_socket *s, router_state *r)
 {
-    zlink_msg_move(&r->pending_part, part);
+    zl_pipe *from = NULL;
+    if (read_part(s, r, &r->pending_part, &from) != 0)
+        return -1;
     size_t len;
     const uint8_t *id = zl_pipe_routing_id(from, &len);
     r->pending_id.len = (uint8_t)len;
@@ -468,21 +471,21 @@ static void hold_first_part(router_state *r, zlink_msg_t *part,
         memcpy(r->pending_id.data, id, len);
     r->pending = true;
     r->pending_id_sent = false;
+    return 0;
 }
 
 static int router_recv(zl_socket *s, zlink_msg_t *msg)
 {
     router_state *r = state_of(s);
-    if (!r->pending) {
+    if (r->more_in && !r->pending) {
         zl_pipe *from = NULL;
         if (read_part(s, r, msg, &from) != 0)
             return -1;
-        if (r->more_in) {
-            r->more_in = (zl_msg_flags(msg) & ZL_MSG_MORE) != 0;
-            return 0;
-        }
-        hold_first_part(r, msg, from);
+        r->more_in = (zl_msg_flags(msg) & ZL_MSG_MORE) != 0;
+        return 0;
     }
+    if (!r->pending && hold_first_part(s, r) != 0)
+        return -1;
     if (!r->pending_id_sent) {
         if (zlink_msg_init_size(msg, r->pending_id.len) != 0) {
             zlink_msg_init(msg);
@@ -505,13 +508,7 @@ static bool router_has_in(zl_socket *s)
     router_state *r = state_of(s);
     if (r->more_in || r->pending)
         return true;
-    zl_pipe *from = NULL;
-    zlink_msg_t part;
-    zlink_msg_init(&part);
-    if (read_part(s, r, &part, &from) != 0)
-        return false;
-    hold_first_part(r, &part, from);
-    return true;
+    return hold_first_part(s, r) == 0;
 }
 
 static bool router_has_out(zl_socket *s)
