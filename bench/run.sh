@@ -10,6 +10,8 @@
 #   bench/run.sh --callgrind        instructions per message (valgrind)
 #   bench/run.sh --idle-memory [--conns N]   RSS per idle tcp connection
 #   bench/run.sh --trie             publisher match rate, 10,000 subscriptions
+#   bench/run.sh --loopback         plain write/read loops on one loopback
+#                                   connection, no library (64, 256 KiB)
 #   bench/run.sh --full --report    all of the above, then RESULTS.md + SVG
 #   bench/run.sh --report-only      rewrite RESULTS.md + SVG from the last
 #                                   run's bench/results/ (no new runs)
@@ -34,6 +36,7 @@ DO_SYSCALLS=0
 DO_CALLGRIND=0
 DO_IDLE=0
 DO_TRIE=0
+DO_LOOPBACK=0
 DO_REPORT=0
 REPORT_ONLY=0
 PATTERNS_OVERRIDE=""
@@ -54,6 +57,7 @@ while (($#)); do
     --callgrind) DO_CALLGRIND=1 ;;
     --idle-memory) DO_IDLE=1 ;;
     --trie) DO_TRIE=1 ;;
+    --loopback) DO_LOOPBACK=1 ;;
     --report) DO_REPORT=1 ;;
     --report-only) REPORT_ONLY=1 ;;
     --conns) CONNS=$2; shift ;;
@@ -74,9 +78,9 @@ done
 if ((DO_REPORT)); then
     # The report holds every table; --quick --report makes a quick one.
     MATRIX=${MATRIX:-full}
-    DO_SYSCALLS=1 DO_CALLGRIND=1 DO_IDLE=1 DO_TRIE=1
+    DO_SYSCALLS=1 DO_CALLGRIND=1 DO_IDLE=1 DO_TRIE=1 DO_LOOPBACK=1
 fi
-if [[ -z $MATRIX ]] && ((!DO_SYSCALLS && !DO_CALLGRIND && !DO_IDLE && !DO_TRIE)); then
+if [[ -z $MATRIX ]] && ((!DO_SYSCALLS && !DO_CALLGRIND && !DO_IDLE && !DO_TRIE && !DO_LOOPBACK)); then
     MATRIX=quick
 fi
 ((RUNS >= 1)) || { echo "run.sh: --runs must be at least 1" >&2; exit 2; }
@@ -102,7 +106,7 @@ build() {
     fi
     if ! { cmake "${gen[@]}" -S "$ROOT" -B "$BUILD_DIR" -DZLINK_BUILD_BENCH=ON &&
         cmake --build "$BUILD_DIR" --target zlink_bench_zlink \
-            zlink_bench_libzmq syscount zlink_trie_bench; } >"$log" 2>&1; then
+            zlink_bench_libzmq syscount zlink_trie_bench loopback_raw; } >"$log" 2>&1; then
         echo "run.sh: the build failed; the end of $log:" >&2
         tail -n 25 "$log" >&2
         exit 1
@@ -191,9 +195,8 @@ count_for() {
 
 # ---- median tables -------------------------------------------------------
 
-# Reads raw rows, writes the median CSV ($1) and Markdown ($2), and prints
-# the table.
-AGGREGATE_AWK='
+# Medians and ranges, for every table that takes them.
+AWK_STATS='
 # Sorts the numbers in list into a[1..n] and returns n.
 function sorted(list, a,    n, i, j, v) {
     n = split(list, a, " ")
@@ -216,6 +219,10 @@ function spread(list,    n, a) {
     if (n == 0) return ""
     return sprintf("%.0f..%.0f", a[1], a[n])
 }
+'
+# Reads raw rows, writes the median CSV ($1) and Markdown ($2), and prints
+# the table.
+AGGREGATE_AWK="$AWK_STATS"'
 function human(x) {
     if (x == "") return "-"
     if (x >= 1e6) return sprintf("%.2fM", x / 1e6)
@@ -654,6 +661,70 @@ run_trie() {
     } >"$RESULTS/trie.md"
 }
 
+# ---- plain loopback --------------------------------------------------------
+
+# The large-message cells beside plain write/read loops with no library:
+# the medians of loopback_raw per transport, size, queue depth and thread
+# structure, and this run's PAIR medians (when the matrix ran) for the same
+# transport and size.
+run_loopback() {
+    local csv=$RESULTS/loopback.csv raw=$RESULTS/loopback_runs.csv
+    echo "== plain loopback (bench/loopback_raw.c, no library, $RUNS runs each)"
+    echo "transport,size,depth,threads,count,seconds,msg_s" >"$raw"
+    local t s d th r count
+    for t in tcp ipc; do
+        for s in 65536 262144; do
+            count=$((s > 65536 ? 10000 : 40000))
+            for d in 1 1000; do
+                for th in 1 2; do
+                    for ((r = 1; r <= RUNS; r++)); do
+                        timeout "$TIMEOUT" "$BIN_DIR/loopback_raw" --transport "$t" \
+                            --size "$s" --count "$count" --depth "$d" --threads "$th" >>"$raw" ||
+                            echo "loopback_raw --transport $t --size $s --depth $d --threads $th: failed" >>"$FAILURES"
+                    done
+                done
+            done
+        done
+    done
+    awk -F, "$AWK_STATS"'
+        NR == 1 { next }
+        { k = $1 "," $2 "," $3 "," $4; if (!(k in seen)) { seen[k] = 1; order[++n] = k }
+          runs[k] = runs[k] " " $7 }
+        END {
+            print "transport,size,depth,threads,runs,msg_s,msg_s_range"
+            for (i = 1; i <= n; i++) {
+                k = order[i]
+                printf "%s,%d,%.0f,%s\n", k, split(runs[k], x, " "), median(runs[k]), spread(runs[k])
+            }
+        }' "$raw" >"$csv"
+    column -s, -t <"$csv"
+    {
+        echo "\`bench/run.sh --loopback\` (bench/loopback_raw.c): bodies pushed through one loopback"
+        echo "connection with no messaging library, unframed, by non-blocking write and read"
+        echo "that retry at once. The source bodies are filled once, before the clock. Depth 1"
+        echo "sends one body again and again, always in cache; depth 1000 cycles through as many"
+        echo "bodies as a queue holds at the default high-water mark, so each is sent from memory"
+        echo "the caches have dropped. One thread makes both kernel copies, as an I/O thread that"
+        echo "serves both ends of the connection does; two threads make one copy each, on two"
+        echo "cores. Median msg/s of $RUNS runs, with the range."
+        echo
+        echo "| transport | size | depth | threads | msg/s | range | PAIR zlink | PAIR libzmq |"
+        echo "| --- | ---: | ---: | ---: | ---: | --- | ---: | ---: |"
+        awk -F, -v latest="$RESULTS/latest.csv" '
+            BEGIN {
+                while ((getline line < latest) > 0) {
+                    split(line, f, ",")
+                    if (f[1] == "thr" && f[2] == "PAIR") { z[f[3] "," f[4]] = f[8]; l[f[3] "," f[4]] = f[9] }
+                }
+            }
+            NR > 1 {
+                k = $1 "," $2
+                printf "| %s | %d KiB | %s | %s | %s | %s | %s | %s |\n", $1, $2 / 1024, $3, $4, $6, $7,
+                    (k in z) ? z[k] : "", (k in l) ? l[k] : ""
+            }' "$csv"
+    } >"$RESULTS/loopback.md"
+}
+
 write_report() {
     local report=$ROOT/bench/RESULTS.md svg=$ROOT/bench/ratios.svg
     local model
@@ -703,6 +774,12 @@ write_report() {
             cat "$RESULTS/trie.md"
             echo
         fi
+        if [[ -f $RESULTS/loopback.md ]]; then
+            echo "## Plain loopback (no library)"
+            echo
+            cat "$RESULTS/loopback.md"
+            echo
+        fi
         if [[ -s $FAILURES ]]; then
             echo "## Failures"
             echo
@@ -731,7 +808,7 @@ if ((REPORT_ONLY)); then
 fi
 # A report reflects this run only.
 if ((DO_REPORT)); then
-    rm -f "$RESULTS"/{latest,syscalls,callgrind,idle_memory,trie}.{csv,md}
+    rm -f "$RESULTS"/{latest,syscalls,callgrind,idle_memory,trie,loopback}.{csv,md}
     printf 'COMMAND=%q\nSTARTED=%q\nRUNS=%q\nCOMMIT=%q\n' "$COMMAND" \
         "$STARTED" "$RUNS" "$COMMIT" >"$META"
 fi
@@ -740,6 +817,7 @@ fi
 ((DO_CALLGRIND)) && run_callgrind
 ((DO_IDLE)) && run_idle
 ((DO_TRIE)) && run_trie
+((DO_LOOPBACK)) && run_loopback
 ((DO_REPORT)) && write_report
 rm -f "$RESULTS/last_stderr.txt"
 if [[ -s $FAILURES ]]; then

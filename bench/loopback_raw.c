@@ -1,0 +1,233 @@
+/* loopback_raw.c — plain write/read loops on one loopback connection, with
+ * no messaging library: the reference beside which the large-message cells
+ * of zlink_bench are read. Bodies of --size bytes go through one tcp
+ * (127.0.0.1) or ipc (AF_UNIX stream socketpair) connection, unframed, and
+ * are counted whole on the far side. It shows what the kernel's two copies
+ * cost on this machine, and how that cost depends on where the bodies sit
+ * in memory; it is not a bound (a library that batches or reads ahead can
+ * beat these loops).
+ *
+ * The source bodies are filled once, before the clock starts, and sent in
+ * turn from --depth of them. Depth 1 sends one body over and over, always
+ * in cache. Depth 1000 is what a messaging library's queue holds at its
+ * default high-water mark: each body is sent again only after 999 others,
+ * from memory the caches have long dropped.
+ *
+ * Structures (--threads):
+ *   1  one thread writes and reads both ends without blocking, as one I/O
+ *      thread does for a connection whose two ends it both serves: both
+ *      kernel copies on one core.
+ *   2  a writer thread and a reader thread, each copying its own side and
+ *      retrying at once on EAGAIN (they never sleep): the copies run on two
+ *      cores, and the socket buffer's contents cross between them.
+ *
+ * Prints one CSV line: transport,size,depth,threads,count,seconds,msg_s. */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+struct run {
+    bool tcp;
+    size_t size;
+    long count;
+    int depth;
+    int threads;
+    int writer_fd;
+    int reader_fd;
+    char **bodies;
+    char *read_body;
+};
+
+static void die(const char *what)
+{
+    perror(what);
+    exit(1);
+}
+
+static double now_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+static void set_nonblocking(int fd)
+{
+    int flags = fcntl(fd, F_GETFL);
+    if (flags < 0 || fcntl(fd, F_SETFL, flags | O_NONBLOCK) != 0)
+        die("fcntl");
+}
+
+/* A connected pair: [0] writes, [1] reads. */
+static void connect_pair(bool tcp, int fds[2])
+{
+    if (!tcp) {
+        if (socketpair(AF_UNIX, SOCK_STREAM, 0, fds) != 0)
+            die("socketpair");
+        return;
+    }
+    struct sockaddr_in addr = {.sin_family = AF_INET,
+                               .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    socklen_t len = sizeof addr;
+    int listener = socket(AF_INET, SOCK_STREAM, 0);
+    if (listener < 0 || bind(listener, (void *)&addr, sizeof addr) != 0 ||
+        listen(listener, 1) != 0 ||
+        getsockname(listener, (void *)&addr, &len) != 0)
+        die("listen");
+    fds[0] = socket(AF_INET, SOCK_STREAM, 0);
+    if (fds[0] < 0 || connect(fds[0], (void *)&addr, sizeof addr) != 0)
+        die("connect");
+    fds[1] = accept(listener, NULL, NULL);
+    if (fds[1] < 0)
+        die("accept");
+    close(listener);
+    /* As both libraries set it; it does not matter for whole bodies. */
+    int one = 1;
+    setsockopt(fds[0], IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+}
+
+/* One non-blocking step of each side. Returns the bytes moved, 0 on
+ * EAGAIN; any other failure ends the program. */
+static size_t write_step(struct run *r, long body, size_t *offset)
+{
+    ssize_t n = write(r->writer_fd, r->bodies[body % r->depth] + *offset,
+                      r->size - *offset);
+    if (n < 0 && errno != EAGAIN)
+        die("write");
+    return n > 0 ? (size_t)n : 0;
+}
+
+static size_t read_step(struct run *r, size_t *offset)
+{
+    ssize_t n = read(r->reader_fd, r->read_body + *offset, r->size - *offset);
+    if (n == 0) {
+        fprintf(stderr, "loopback_raw: unexpected end of stream\n");
+        exit(1);
+    }
+    if (n < 0 && errno != EAGAIN)
+        die("read");
+    return n > 0 ? (size_t)n : 0;
+}
+
+/* Advances a body count by the bytes just moved. */
+static void advance(struct run *r, size_t moved, size_t *offset, long *bodies)
+{
+    *offset += moved;
+    if (*offset == r->size) {
+        *offset = 0;
+        (*bodies)++;
+    }
+}
+
+static void one_thread(struct run *r)
+{
+    long sent = 0, received = 0;
+    size_t sent_offset = 0, received_offset = 0;
+    while (received < r->count) {
+        if (sent < r->count)
+            advance(r, write_step(r, sent, &sent_offset), &sent_offset, &sent);
+        advance(r, read_step(r, &received_offset), &received_offset, &received);
+    }
+}
+
+static void *writer_thread(void *arg)
+{
+    struct run *r = arg;
+    long sent = 0;
+    size_t offset = 0;
+    while (sent < r->count)
+        advance(r, write_step(r, sent, &offset), &offset, &sent);
+    return NULL;
+}
+
+static void two_threads(struct run *r)
+{
+    pthread_t writer;
+    if (pthread_create(&writer, NULL, writer_thread, r) != 0)
+        die("pthread_create");
+    long received = 0;
+    size_t offset = 0;
+    while (received < r->count)
+        advance(r, read_step(r, &offset), &offset, &received);
+    pthread_join(writer, NULL);
+}
+
+static long parse(const char *name, const char *value, long min, long max)
+{
+    char *end;
+    long v = strtol(value, &end, 10);
+    if (*value == '\0' || *end != '\0' || v < min || v > max) {
+        fprintf(stderr, "loopback_raw: %s must be within %ld..%ld\n", name,
+                min, max);
+        exit(2);
+    }
+    return v;
+}
+
+int main(int argc, char **argv)
+{
+    struct run r = {.size = 262144, .count = 10000, .depth = 1, .threads = 1};
+    for (int i = 1; i < argc; i++) {
+        const char *value = i + 1 < argc ? argv[i + 1] : "";
+        if (strcmp(argv[i], "--transport") == 0) {
+            if (strcmp(value, "tcp") != 0 && strcmp(value, "ipc") != 0) {
+                fprintf(stderr, "loopback_raw: --transport tcp|ipc\n");
+                return 2;
+            }
+            r.tcp = strcmp(value, "tcp") == 0;
+        } else if (strcmp(argv[i], "--size") == 0)
+            r.size = (size_t)parse("--size", value, 1, 64L << 20);
+        else if (strcmp(argv[i], "--count") == 0)
+            r.count = parse("--count", value, 1, 10000000);
+        else if (strcmp(argv[i], "--depth") == 0)
+            r.depth = (int)parse("--depth", value, 1, 100000);
+        else if (strcmp(argv[i], "--threads") == 0)
+            r.threads = (int)parse("--threads", value, 1, 2);
+        else {
+            fprintf(stderr,
+                    "usage: loopback_raw [--transport tcp|ipc] "
+                    "[--size N] [--count N] [--depth N] [--threads 1|2]\n");
+            return 2;
+        }
+        i++;
+    }
+
+    r.bodies = malloc((size_t)r.depth * sizeof *r.bodies);
+    r.read_body = malloc(r.size);
+    if (!r.bodies || !r.read_body)
+        die("malloc");
+    for (int i = 0; i < r.depth; i++) {
+        r.bodies[i] = malloc(r.size);
+        if (!r.bodies[i])
+            die("malloc");
+        memset(r.bodies[i], 'a' + i % 26, r.size);
+    }
+    memset(r.read_body, 0, r.size);
+    int fds[2];
+    connect_pair(r.tcp, fds);
+    set_nonblocking(fds[0]);
+    set_nonblocking(fds[1]);
+    r.writer_fd = fds[0];
+    r.reader_fd = fds[1];
+
+    double start = now_s();
+    if (r.threads == 1)
+        one_thread(&r);
+    else
+        two_threads(&r);
+    double seconds = now_s() - start;
+    printf("%s,%zu,%d,%d,%ld,%.6f,%.1f\n", r.tcp ? "tcp" : "ipc", r.size,
+           r.depth, r.threads, r.count, seconds, (double)r.count / seconds);
+    return 0;
+}
