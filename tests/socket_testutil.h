@@ -194,8 +194,9 @@ static inline bool zt_join(void *binder, void *connecter, int t, char *ep,
 
 /* ---- messages whose every byte is checked ---- */
 
-/* Body sizes around the inline limit (112), the bound from which the
- * engine copies bodies with memcpy (128), the one-byte frame length (255),
+/* Body sizes around the inline bodies a short copy carries (24, msg.h),
+ * the inline limit (112), the bound from which the engine copies bodies
+ * with memcpy (128), the one-byte frame length (255),
  * a pool class edge (1024 + 64 - the 48-byte header), the zero-copy
  * threshold (8 KiB), the engine's read buffer (32 KiB), and large bodies
  * that span many reads. */
@@ -203,6 +204,8 @@ static inline const size_t *zt_sizes(size_t *count)
 {
     static const size_t sizes[] = {0,
                                    1,
+                                   24,
+                                   25,
                                    48,
                                    112,
                                    113,

@@ -182,7 +182,7 @@ ZLINK_EXPORT int zlink_msg_move(zlink_msg_t *dest, zlink_msg_t *src)
         return 0;
     if (msg_is_valid(d))
         msg_release(d);
-    *d = *s;
+    zl_msg_copy_used(dest, src);
     msg_init_inline(s, 0);
     return 0;
 }
@@ -203,7 +203,7 @@ ZLINK_EXPORT int zlink_msg_copy(zlink_msg_t *dest, zlink_msg_t *src)
         zl_content_addref(s->u.ref.content);
         s->flags |= ZL_MSG_SHARED;
     }
-    *d = *s;
+    zl_msg_copy_used(dest, src);
     return 0;
 }
 

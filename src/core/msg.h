@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "zlink.h"
 
@@ -67,6 +68,26 @@ static inline zl_msg *zl_msg_of(zlink_msg_t *m)
 static inline const zl_msg *zl_msg_cof(const zlink_msg_t *m)
 {
     return (const zl_msg *)m;
+}
+
+/* The bytes of a zl_msg that hold something: the header and a content
+ * reference, or the header and an inline body of up to 24 bytes. */
+#define ZL_MSG_SHORT_COPY 32
+_Static_assert(offsetof(zl_msg, u) + sizeof(((zl_msg *)0)->u.ref) <=
+                   ZL_MSG_SHORT_COPY,
+               "a content reference fits the short copy");
+
+/* Copies a message struct, as far as its kind uses it. A pipe slot is two
+ * cache lines; a message that fits the short copy writes only the first,
+ * and the reader on another core reads only that one back. */
+static inline void zl_msg_copy_used(zlink_msg_t *dst, const zlink_msg_t *src)
+{
+    const zl_msg *m = zl_msg_cof(src);
+    if (m->kind != ZL_MSG_INLINE ||
+        m->inline_size <= ZL_MSG_SHORT_COPY - offsetof(zl_msg, u))
+        memcpy(dst, src, ZL_MSG_SHORT_COPY);
+    else
+        memcpy(dst, src, sizeof *dst);
 }
 
 /* Internal helpers; all return 0 or -1 with errno. */

@@ -377,7 +377,7 @@ static inline bool write_part(zl_pipe *p, zlink_msg_t *msg)
         q->start_pos = q->write_pos;
     }
     zlink_msg_t *slot = &q->write_chunk->msgs[q->write_pos];
-    memcpy(slot, msg, sizeof *slot);
+    zl_msg_copy_used(slot, msg);
     zlink_msg_init(msg);
     if (++q->write_pos == q->write_chunk->cap) {
         q->write_chunk = q->write_chunk->next;
@@ -544,7 +544,7 @@ zl_pipe_read_result zl_pipe_read(zl_pipe *p, zlink_msg_t *msg)
         q->read_chunk = next;
         q->read_pos = 0;
     }
-    memcpy(msg, &q->read_chunk->msgs[q->read_pos++], sizeof *msg);
+    zl_msg_copy_used(msg, &q->read_chunk->msgs[q->read_pos++]);
     q->read_parts++;
 
     const zl_msg *m = zl_msg_cof(msg);
