@@ -706,6 +706,53 @@ START_TEST(decode_direct_then_buffered)
 }
 END_TEST
 
+/* With an input owner, a whole large body in the input is shared, not
+ * copied: its message points into the owner's block and holds a reference
+ * to it. A smaller body and a body that starts before this input are
+ * copied, as without an owner. */
+START_TEST(decode_shares_large_bodies_with_the_input_owner)
+{
+    enum { LARGE = ZL_DECODER_DIRECT_MIN, SMALL = ZL_DECODER_DIRECT_MIN - 1 };
+    size_t room = 2 * (ZL_FRAME_HEADER_MAX + LARGE);
+    zl_content *block = zl_content_alloc(room);
+    ck_assert_ptr_nonnull(block);
+    uint8_t *wire = block->data;
+    size_t at = zl_frame_header_encode(wire, ZL_FRAME_MORE, LARGE);
+    memset(wire + at, 'L', LARGE);
+    size_t second = at + LARGE;
+    size_t end = second + zl_frame_header_encode(wire + second, 0, SMALL);
+    memset(wire + end, 's', SMALL);
+    end += SMALL;
+
+    zl_decoder d;
+    zlink_msg_t large, small;
+    size_t consumed;
+    zl_decoder_init(&d, -1);
+    zl_decoder_set_input_owner(&d, block);
+    ck_assert_int_eq(zl_decoder_decode(&d, wire, end, &consumed, &large),
+                     ZL_DECODE_FRAME);
+    ck_assert_uint_eq(consumed, second);
+    ck_assert_ptr_eq(zlink_msg_data(&large), wire + at);
+    ck_assert_int_eq(zlink_msg_get(&large, ZLINK_SHARED), 1);
+    ck_assert(zlink_msg_more(&large));
+    ck_assert_uint_eq(atomic_load(&block->refs), 2);
+    ck_assert_int_eq(
+        zl_decoder_decode(&d, wire + second, end - second, &consumed, &small),
+        ZL_DECODE_FRAME);
+    ck_assert_ptr_ne(zlink_msg_data(&small), wire + end - SMALL);
+    check_frame(&small, wire + end - SMALL, SMALL, 0);
+    ck_assert_uint_eq(atomic_load(&block->refs), 2);
+
+    /* The owner lets go first; the message keeps the block alive (ASan). */
+    zl_decoder_set_input_owner(&d, NULL);
+    zl_content_release(block);
+    uint8_t expect[LARGE];
+    memset(expect, 'L', LARGE);
+    check_frame(&large, expect, LARGE, ZL_MSG_MORE);
+    zl_decoder_destroy(&d);
+}
+END_TEST
+
 START_TEST(decode_no_direct_for_small_bodies)
 {
     uint8_t wire[ZL_FRAME_HEADER_MAX];
@@ -1129,6 +1176,7 @@ static Suite *suite(void)
     tcase_add_test(tc, decode_hostile_long_sizes);
     tcase_add_test(tc, decode_direct_body);
     tcase_add_test(tc, decode_direct_then_buffered);
+    tcase_add_test(tc, decode_shares_large_bodies_with_the_input_owner);
     tcase_add_test(tc, decode_no_direct_for_small_bodies);
     tcase_add_test(tc, decode_destroy_mid_direct_body);
     suite_add_tcase(s, tc);

@@ -93,8 +93,10 @@ struct zl_engine {
     size_t read_direct; /* bytes of the pending read that go into a body */
     size_t read_len;    /* the pending read's total */
     bool input_stopped; /* backpressure: the pipe is at its HWM */
-    uint8_t *in_buf;    /* NULL while idle */
-    uint8_t in_buf_class;
+    /* The read buffer, a refcounted block that large bodies decoded from
+     * it share (zl_decoder_set_input_owner); NULL while idle. */
+    zl_content *in_block;
+    uint8_t *in_buf; /* in_block's data */
     size_t in_pos, in_end;
     zl_decoder decoder;
     zlink_msg_t stalled; /* a decoded part the pipe had no room for */
@@ -136,16 +138,32 @@ static void fail(zl_engine *e, bool protocol);
  * around every burst costs a per-thread free-list operation. */
 static bool acquire_in_buf(zl_engine *e)
 {
-    if (!e->in_buf)
-        e->in_buf = zl_pool_alloc(READ_BUFFER_SIZE, &e->in_buf_class);
+    if (!e->in_block) {
+        e->in_block = zl_content_alloc(READ_BUFFER_SIZE);
+        e->in_buf = e->in_block ? e->in_block->data : NULL;
+        zl_decoder_set_input_owner(&e->decoder, e->in_block);
+    }
     return e->in_buf != NULL;
 }
 
 static void release_in_buf(zl_engine *e)
 {
-    if (e->in_buf)
-        zl_pool_free(e->in_buf, e->in_buf_class);
+    if (e->in_block)
+        zl_content_release(e->in_block);
+    e->in_block = NULL;
     e->in_buf = NULL;
+    zl_decoder_set_input_owner(&e->decoder, NULL);
+}
+
+/* Before a read overwrites the read buffer: while messages still share it,
+ * the read goes into a new one and the last of them frees the old. The
+ * acquire pairs with their release, so their reads of it are over. */
+static bool ensure_in_buf_writable(zl_engine *e)
+{
+    if (e->in_block &&
+        atomic_load_explicit(&e->in_block->refs, memory_order_acquire) > 1)
+        release_in_buf(e);
+    return acquire_in_buf(e);
 }
 
 static void release_commands(zl_engine *e)
@@ -807,7 +825,9 @@ static void start_read(zl_engine *e)
          * exactly at the body's end would look full and cost an EAGAIN. */
         e->read_direct = iov[0].len;
         n = 1;
-        acquire_in_buf(e); /* without one, the body alone */
+        ensure_in_buf_writable(e); /* without one, the body alone */
+    } else if (e->in_block) {
+        ensure_in_buf_writable(e); /* without one, a probe */
     }
     e->read_probe = n == 0 && !e->in_buf;
     size_t buffered = !e->in_buf                           ? 0

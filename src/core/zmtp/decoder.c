@@ -159,11 +159,19 @@ static bool decode_whole_frame(zl_decoder *d, const uint8_t *data, size_t len,
         return false;
     uint64_t size = header_size(data);
     if (size > len - header_len ||
-        (d->max_msg_size >= 0 && size > (uint64_t)d->max_msg_size) ||
-        zlink_msg_init_size(out, (size_t)size) != 0)
+        (d->max_msg_size >= 0 && size > (uint64_t)d->max_msg_size))
         return false;
-    if (size > 0)
-        memcpy(zlink_msg_data(out), data + header_len, (size_t)size);
+    if (d->input_owner && size >= ZL_DECODER_DIRECT_MIN) {
+        /* The input stays untouched while the message lives (see
+         * zl_decoder_set_input_owner), so the body need not be copied. */
+        zl_msg_init_shared(out, d->input_owner, (uint8_t *)data + header_len,
+                           (size_t)size);
+    } else {
+        if (zlink_msg_init_size(out, (size_t)size) != 0)
+            return false;
+        if (size > 0)
+            memcpy(zlink_msg_data(out), data + header_len, (size_t)size);
+    }
     zl_msg_set_flags(out, zl_msg_flags_of_frame(frame_flags));
     *consumed = header_len + (size_t)size;
     return true;
@@ -191,6 +199,11 @@ zl_decode_result zl_decoder_decode(zl_decoder *d, const uint8_t *data,
     }
     *consumed = pos;
     return result;
+}
+
+void zl_decoder_set_input_owner(zl_decoder *d, struct zl_content *owner)
+{
+    d->input_owner = owner;
 }
 
 bool zl_decoder_direct_buffer(zl_decoder *d, void **buf, size_t *len)

@@ -53,7 +53,9 @@ size_t zl_frame_header_encode(uint8_t *out, uint8_t flags, uint64_t size);
 
 /* Incremental frame decoder. Bodies of at least ZL_DECODER_DIRECT_MIN bytes
  * are allocated at once, and the engine may read the rest of the body
- * straight into the message (zl_decoder_direct_buffer). */
+ * straight into the message (zl_decoder_direct_buffer). Such a body that
+ * arrives whole inside input with an owner (zl_decoder_set_input_owner)
+ * is not copied at all: its message shares the owner's block. */
 #define ZL_DECODER_DIRECT_MIN 8192
 
 typedef enum zl_decode_result {
@@ -65,7 +67,7 @@ typedef enum zl_decode_result {
 typedef enum zl_decode_error {
     ZL_DECODE_ERR_NONE,
     ZL_DECODE_ERR_RESERVED_FLAGS,
-    ZL_DECODE_ERR_TOO_LARGE, /* exceeds max_msg_size */
+    ZL_DECODE_ERR_TOO_LARGE,         /* exceeds max_msg_size */
     ZL_DECODE_ERR_BAD_COMMAND_FLAGS, /* command with MORE set */
     ZL_DECODE_ERR_NO_MEMORY
 } zl_decode_error;
@@ -80,6 +82,7 @@ typedef struct zl_decoder {
     uint8_t flags;
     uint64_t body_size, body_have;
     zlink_msg_t msg;
+    struct zl_content *input_owner;
 } zl_decoder;
 
 void zl_decoder_init(zl_decoder *d, int64_t max_msg_size);
@@ -92,6 +95,11 @@ void zl_decoder_destroy(zl_decoder *d);
 zl_decode_result zl_decoder_decode(zl_decoder *d, const uint8_t *data,
                                    size_t len, size_t *consumed,
                                    zlink_msg_t *out);
+/* The refcounted block that holds the input of the next decode calls, or
+ * NULL (every body is copied). A body the decoder shares takes a reference,
+ * so the caller must not write into the block again while any other
+ * reference remains. */
+void zl_decoder_set_input_owner(zl_decoder *d, struct zl_content *owner);
 /* While a body of at least ZL_DECODER_DIRECT_MIN bytes is partly received,
  * where its remaining bytes go; false otherwise. */
 bool zl_decoder_direct_buffer(zl_decoder *d, void **buf, size_t *len);
