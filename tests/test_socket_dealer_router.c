@@ -37,6 +37,15 @@ static void send_id(void *router, const void *id, size_t len)
     ck_assert_int_eq(zlink_send(router, id, len, ZLINK_SNDMORE), (int)len);
 }
 
+/* Sends text to the peer named id and checks that this peer gets it. */
+static void route_text(void *router, const char *id, void *peer,
+                       const char *text)
+{
+    send_id(router, id, strlen(id));
+    zt_send_str(router, text, 0);
+    zt_recv_str(peer, text);
+}
+
 /* With ROUTER_MANDATORY: sends the id frame once the peer is routable
  * (its handshake may still be running). The caller sends the rest. */
 static void send_id_when_routable(void *router, const void *id, size_t len)
@@ -371,9 +380,7 @@ START_TEST(router_mandatory_unreachable)
     zt_recv_str(dealer, "for bob");
     zt_expect_errno(zlink_send(router, "nobody", 6, ZLINK_SNDMORE),
                     EHOSTUNREACH);
-    send_id(router, "bob", 3);
-    zt_send_str(router, "still fine", 0);
-    zt_recv_str(dealer, "still fine");
+    route_text(router, "bob", dealer, "still fine");
     zt_close(dealer);
     zt_close(router);
     zt_term(ctx);
@@ -418,9 +425,7 @@ START_TEST(router_last_peer_follows_its_id)
     }
 
     /* bob was found last; now he leaves. */
-    send_id(router, "bob", 3);
-    zt_send_str(router, "last for bob", 0);
-    zt_recv_str(bob, "last for bob");
+    route_text(router, "bob", bob, "last for bob");
     zt_close(bob);
     /* Until the router has taken bob's pipe down, the id still routes
      * (the message is lost) or reports a full pipe. The pipe goes once the
@@ -447,9 +452,7 @@ START_TEST(router_last_peer_follows_its_id)
     send_id_when_routable(router, "bob", 3);
     zt_send_str(router, "for the new bob", 0);
     zt_recv_str(new_bob, "for the new bob");
-    send_id(router, "alice", 5);
-    zt_send_str(router, "still alice", 0);
-    zt_recv_str(alice, "still alice");
+    route_text(router, "alice", alice, "still alice");
     zt_close(new_bob);
     zt_close(alice);
     zt_close(router);
