@@ -94,7 +94,10 @@ struct zl_engine {
     size_t read_len;    /* the pending read's total */
     bool input_stopped; /* backpressure: the pipe is at its HWM */
     /* The read buffer, a refcounted block that large bodies decoded from
-     * it share (zl_decoder_set_input_owner); NULL while idle. */
+     * it share (zl_decoder_set_input_owner); NULL while idle. The decoder
+     * is told this block is its input's owner: whatever feeds the decoder
+     * from another buffer (a future TLS filter's plaintext, say) must name
+     * that buffer's block instead, or NULL. */
     zl_content *in_block;
     uint8_t *in_buf; /* in_block's data */
     size_t in_pos, in_end;
