@@ -36,8 +36,15 @@
  * and adapts its spin, only on a CPU that no I/O thread was last seen on,
  * and yields between rounds, so that a thread that shares its CPU runs at
  * once. On the I/O thread's own CPU it sleeps at once: its wakeup is
- * cheap there, and a spin would take the CPU the I/O thread needs. */
-#define ZL_SPIN_ADAPT_MAX_NS 50000u
+ * cheap there, and a spin would take the CPU the I/O thread needs.
+ *
+ * 100 µs rather than 50: an I/O thread that writes a batch of large bodies
+ * leaves its receivers gaps of 50-100 µs (eight 64 KiB bodies to copy, or
+ * two of 256 KiB), and a receiver that slept through them cost it a
+ * wakeup each time (5-7 alternating runs, 50 -> 100 µs: PAIR ipc 64 KiB
+ * 88.9k -> 100.9k msg/s, PUBSUB ipc 256 KiB 21.1k -> 22.9k, DEALER_ROUTER
+ * ipc 256 KiB 22.0k -> 23.3k; tcp latency and small messages unchanged). */
+#define ZL_SPIN_ADAPT_MAX_NS 100000u
 /* A receive whose last message was already waiting is streaming: its
  * writer, another application thread, is the slower side. Looking at the
  * pipe again at once then costs that writer the most: each look takes the
