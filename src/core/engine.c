@@ -99,7 +99,6 @@ struct zl_engine {
      * from another buffer (a future TLS filter's plaintext, say) must name
      * that buffer's block instead, or NULL. */
     zl_content *in_block;
-    uint8_t *in_buf; /* in_block's data */
     size_t in_pos, in_end;
     zl_decoder decoder;
     zlink_msg_t stalled; /* a decoded part the pipe had no room for */
@@ -137,16 +136,21 @@ static void start_read(zl_engine *e);
 static void fill_output(zl_engine *e);
 static void fail(zl_engine *e, bool protocol);
 
+/* The read buffer's bytes; only while there is one. */
+static uint8_t *in_buf(const zl_engine *e)
+{
+    return e->in_block->data;
+}
+
 /* Both buffers come from the message pool: taking and giving them back
  * around every burst costs a per-thread free-list operation. */
 static bool acquire_in_buf(zl_engine *e)
 {
     if (!e->in_block) {
         e->in_block = zl_content_alloc(READ_BUFFER_SIZE);
-        e->in_buf = e->in_block ? e->in_block->data : NULL;
         zl_decoder_set_input_owner(&e->decoder, e->in_block);
     }
-    return e->in_buf != NULL;
+    return e->in_block != NULL;
 }
 
 static void release_in_buf(zl_engine *e)
@@ -154,7 +158,6 @@ static void release_in_buf(zl_engine *e)
     if (e->in_block)
         zl_content_release(e->in_block);
     e->in_block = NULL;
-    e->in_buf = NULL;
     zl_decoder_set_input_owner(&e->decoder, NULL);
 }
 
@@ -697,7 +700,7 @@ static bool consume_greeting(zl_engine *e)
     size_t want = ZL_GREETING_SIZE - e->greeting_have;
     size_t avail = e->in_end - e->in_pos;
     size_t n = avail < want ? avail : want;
-    memcpy(e->greeting + e->greeting_have, e->in_buf + e->in_pos, n);
+    memcpy(e->greeting + e->greeting_have, in_buf(e) + e->in_pos, n);
     e->greeting_have += n;
     e->in_pos += n;
     if (!zl_greeting_signature_ok(e->greeting, e->greeting_have) ||
@@ -737,7 +740,7 @@ static void process_input(zl_engine *e)
         size_t consumed = 0;
         zlink_msg_t msg;
         zl_decode_result r =
-            zl_decoder_decode(&e->decoder, e->in_buf + e->in_pos,
+            zl_decoder_decode(&e->decoder, in_buf(e) + e->in_pos,
                               e->in_end - e->in_pos, &consumed, &msg);
         e->in_pos += consumed;
         if (r == ZL_DECODE_ERROR) {
@@ -832,14 +835,14 @@ static void start_read(zl_engine *e)
     } else if (e->in_block) {
         ensure_in_buf_writable(e); /* without one, a probe */
     }
-    e->read_probe = n == 0 && !e->in_buf;
-    size_t buffered = !e->in_buf                           ? 0
+    e->read_probe = n == 0 && !e->in_block;
+    size_t buffered = !e->in_block                         ? 0
                       : e->read_direct >= READ_BUFFER_SIZE ? DIRECT_TAIL
                                                            : READ_BUFFER_SIZE;
     if (e->read_probe)
         iov[n++] = (zl_iovec){e->greeting, 0}; /* nothing is read */
-    else if (e->in_buf)
-        iov[n++] = (zl_iovec){e->in_buf, buffered};
+    else if (e->in_block)
+        iov[n++] = (zl_iovec){in_buf(e), buffered};
     e->read_len = e->read_direct + buffered;
     e->read_pending = true;
     e->pending_ops++;
