@@ -380,7 +380,7 @@ static inline bool write_part(zl_pipe *p, zlink_msg_t *msg)
     /* Between application threads (inproc), a short copy leaves the slot's
      * second line alone, and PAIR inproc 256 B ran 11% faster. Into a
      * session's pipe, read by an I/O thread, it made PAIR tcp 256 B 7%
-     * slower (9 alternating runs; why, the profile did not show), so there
+     * slower (11 alternating runs; why, the profile did not show), so there
      * the whole struct goes. */
     if (p->peer_is_session)
         memcpy(slot, msg, sizeof *slot);
