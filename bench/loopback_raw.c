@@ -21,6 +21,12 @@
  *      retrying at once on EAGAIN (they never sleep): the copies run on two
  *      cores, and the socket buffer's contents cross between them.
  *
+ * --transport none makes no connection: the one thread only fills each
+ * body in turn, as zlink_bench's sender fills every message before it
+ * sends it. The inproc cells make no kernel copy, so this fill is what
+ * bounds them; at depth 1000 it is also what the sender of a tcp or ipc
+ * cell costs on its own.
+ *
  * Prints one CSV line: transport,size,depth,threads,count,seconds,msg_s. */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -39,6 +45,7 @@
 
 struct run {
     bool tcp;
+    bool fill_only; /* --transport none */
     size_t size;
     long count;
     int depth;
@@ -141,6 +148,20 @@ static void one_thread(struct run *r)
     }
 }
 
+/* Where fill_only leaves a byte of each body, so that no fill can be
+ * dropped as unused. */
+static volatile unsigned char fill_sink;
+
+/* Fills the bodies in turn, each time with another byte. */
+static void fill_only(struct run *r)
+{
+    for (long i = 0; i < r->count; i++) {
+        char *body = r->bodies[i % r->depth];
+        memset(body, (int)(i & 0x7f), r->size);
+        fill_sink = (unsigned char)body[i % (long)r->size];
+    }
+}
+
 static void *writer_thread(void *arg)
 {
     struct run *r = arg;
@@ -168,8 +189,8 @@ static long parse(const char *name, const char *value, long min, long max)
     char *end;
     long v = strtol(value, &end, 10);
     if (*value == '\0' || *end != '\0' || v < min || v > max) {
-        fprintf(stderr, "loopback_raw: %s must be within %ld..%ld\n", name,
-                min, max);
+        fprintf(stderr, "loopback_raw: %s must be within %ld..%ld\n", name, min,
+                max);
         exit(2);
     }
     return v;
@@ -181,11 +202,13 @@ int main(int argc, char **argv)
     for (int i = 1; i < argc; i++) {
         const char *value = i + 1 < argc ? argv[i + 1] : "";
         if (strcmp(argv[i], "--transport") == 0) {
-            if (strcmp(value, "tcp") != 0 && strcmp(value, "ipc") != 0) {
-                fprintf(stderr, "loopback_raw: --transport tcp|ipc\n");
+            if (strcmp(value, "tcp") != 0 && strcmp(value, "ipc") != 0 &&
+                strcmp(value, "none") != 0) {
+                fprintf(stderr, "loopback_raw: --transport tcp|ipc|none\n");
                 return 2;
             }
             r.tcp = strcmp(value, "tcp") == 0;
+            r.fill_only = strcmp(value, "none") == 0;
         } else if (strcmp(argv[i], "--size") == 0)
             r.size = (size_t)parse("--size", value, 1, 64L << 20);
         else if (strcmp(argv[i], "--count") == 0)
@@ -196,7 +219,7 @@ int main(int argc, char **argv)
             r.threads = (int)parse("--threads", value, 1, 2);
         else {
             fprintf(stderr,
-                    "usage: loopback_raw [--transport tcp|ipc] "
+                    "usage: loopback_raw [--transport tcp|ipc|none] "
                     "[--size N] [--count N] [--depth N] [--threads 1|2]\n");
             return 2;
         }
@@ -214,6 +237,14 @@ int main(int argc, char **argv)
         memset(r.bodies[i], 'a' + i % 26, r.size);
     }
     memset(r.read_body, 0, r.size);
+    if (r.fill_only) {
+        double start = now_s();
+        fill_only(&r);
+        double seconds = now_s() - start;
+        printf("none,%zu,%d,1,%ld,%.6f,%.1f\n", r.size, r.depth, r.count,
+               seconds, (double)r.count / seconds);
+        return 0;
+    }
     int fds[2];
     connect_pair(r.tcp, fds);
     set_nonblocking(fds[0]);

@@ -11,7 +11,8 @@
 #   bench/run.sh --idle-memory [--conns N]   RSS per idle tcp connection
 #   bench/run.sh --trie             publisher match rate, 10,000 subscriptions
 #   bench/run.sh --loopback         plain write/read loops on one loopback
-#                                   connection, no library (64, 256 KiB)
+#                                   connection, no library, and the fill alone
+#                                   (64, 256 KiB)
 #   bench/run.sh --full --report    all of the above, then RESULTS.md + SVG
 #   bench/run.sh --report-only      rewrite RESULTS.md + SVG from the last
 #                                   run's bench/results/ (no new runs)
@@ -672,11 +673,12 @@ run_loopback() {
     echo "== plain loopback (bench/loopback_raw.c, no library, $RUNS runs each)"
     echo "transport,size,depth,threads,count,seconds,msg_s" >"$raw"
     local t s d th r count
-    for t in tcp ipc; do
+    for t in tcp ipc none; do
         for s in 65536 262144; do
             count=$((s > 65536 ? 10000 : 40000))
             for d in 1 1000; do
                 for th in 1 2; do
+                    [[ $t == none && $th == 2 ]] && continue # no connection
                     for ((r = 1; r <= RUNS; r++)); do
                         timeout "$TIMEOUT" "$BIN_DIR/loopback_raw" --transport "$t" \
                             --size "$s" --count "$count" --depth "$d" --threads "$th" >>"$raw" ||
@@ -706,7 +708,10 @@ run_loopback() {
         echo "bodies as a queue holds at the default high-water mark, so each is sent from memory"
         echo "the caches have dropped. One thread makes both kernel copies, as an I/O thread that"
         echo "serves both ends of the connection does; two threads make one copy each, on two"
-        echo "cores. Median msg/s of $RUNS runs, with the range."
+        echo "cores. Transport none makes no connection: one thread only fills each body in"
+        echo "turn, as the bench's sender fills each message before it sends it; the inproc"
+        echo "cells make no kernel copy, so this fill bounds them (their PAIR columns show"
+        echo "inproc). Median msg/s of $RUNS runs, with the range."
         echo
         echo "| transport | size | depth | threads | msg/s | range | PAIR zlink | PAIR libzmq |"
         echo "| --- | ---: | ---: | ---: | ---: | --- | ---: | ---: |"
@@ -718,7 +723,7 @@ run_loopback() {
                 }
             }
             NR > 1 {
-                k = $1 "," $2
+                k = ($1 == "none" ? "inproc" : $1) "," $2
                 printf "| %s | %d KiB | %s | %s | %s | %s | %s | %s |\n", $1, $2 / 1024, $3, $4, $6, $7,
                     (k in z) ? z[k] : "", (k in l) ? l[k] : ""
             }' "$csv"
