@@ -1,17 +1,18 @@
 #!/usr/bin/env bash
 # ci/test.sh — installs what is missing (Debian 12), then builds and tests
-# zlink: gcc, ASan+UBSan, TSan on the "threads" tests, and Windows if present.
+# zlink: gcc, ASan+UBSan, libFuzzer on the wire parsing, TSan on the
+# "threads" tests, and Windows if present.
 #
 # Environment:
 #   ZLINK_BUILD_ROOT    where the build dirs go (default: build)
-#   ZLINK_CI_STAGES     stages to run (default: "gcc asan tsan windows")
+#   ZLINK_CI_STAGES     stages to run (default: "gcc asan fuzz tsan windows")
 #   ZLINK_SKIP_WINDOWS  1 skips the Windows stage
 set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 BUILD_ROOT=${ZLINK_BUILD_ROOT:-build}
 export ZLINK_BUILD_ROOT=$BUILD_ROOT
-STAGES=${ZLINK_CI_STAGES:-gcc asan tsan windows}
+STAGES=${ZLINK_CI_STAGES:-gcc asan fuzz tsan windows}
 
 DEPS=(build-essential cmake ninja-build pkg-config libuv1-dev check
       libzmq3-dev clang libclang-rt-14-dev git ca-certificates)
@@ -50,11 +51,12 @@ banner() {
     echo "=================================================================="
 }
 
+# Configures and builds everything, or only $BUILD_TARGET when it is set.
 configure_build() {
     local dir=$1
     shift
     cmake -G Ninja -S . -B "$dir" -DZLINK_BUILD_TESTS=ON "$@"
-    cmake --build "$dir"
+    cmake --build "$dir" ${BUILD_TARGET:+--target "$BUILD_TARGET"}
 }
 
 stage_gcc() {
@@ -65,15 +67,17 @@ stage_gcc() {
 }
 
 # Sanitizer builds: flags go to the compiler and to every link, so the
-# shared library and each test carry the runtime.
+# shared library and each test carry the runtime. Further arguments go to
+# cmake.
 sanitizer_build() {
     local dir=$1 flags=$2
+    shift 2
     configure_build "$dir" -DCMAKE_BUILD_TYPE=Debug \
         -DCMAKE_C_COMPILER=clang \
         -DCMAKE_C_FLAGS="$flags -O1" \
         -DCMAKE_EXE_LINKER_FLAGS="$flags" \
         -DCMAKE_SHARED_LINKER_FLAGS="$flags" \
-        -DCMAKE_MODULE_LINKER_FLAGS="$flags"
+        -DCMAKE_MODULE_LINKER_FLAGS="$flags" "$@"
 }
 
 stage_asan() {
@@ -84,6 +88,20 @@ stage_asan() {
         ASAN_OPTIONS=detect_leaks=1 \
         UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
         ctest --output-on-failure -j2)
+}
+
+# libFuzzer over the parsing that faces the network (tests/fuzz), under
+# ASan and UBSan. The library is built with the coverage the fuzzer steers
+# by; each target runs a fixed number of inputs from a fixed seed.
+stage_fuzz() {
+    local dir=$BUILD_ROOT/fuzz
+    BUILD_TARGET=fuzz_zmtp sanitizer_build "$dir" "-fsanitize=address,undefined \
+-fsanitize=fuzzer-no-link -fno-omit-frame-pointer \
+-fno-sanitize-recover=undefined" -DZLINK_BUILD_FUZZ=ON
+    (cd "$dir" &&
+        ASAN_OPTIONS=detect_leaks=1 \
+        UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+        ctest --output-on-failure -L fuzz)
 }
 
 stage_tsan() {
@@ -156,6 +174,7 @@ for stage in $STAGES; do
     case $stage in
     gcc) run_stage gcc "gcc RelWithDebInfo, all tests" ;;
     asan) run_stage asan "clang ASan+UBSan, all tests" ;;
+    fuzz) run_stage fuzz "clang libFuzzer + ASan+UBSan, tests/fuzz" ;;
     tsan) run_stage tsan "clang TSan, tests labelled threads" ;;
     windows)
         reason=$(windows_skip_reason)
