@@ -312,6 +312,15 @@ void *zl_pool_alloc(size_t size, uint8_t *pool_class)
         free_block *b = cache.head[c];
         cache.head[c] = b->next;
         cache.count[c]--;
+        /* The next block's first line holds the link to the one after it
+         * and becomes the body's header; the thread that freed the block,
+         * usually the other side of a pipe, wrote it last. Asked for now,
+         * it is here when that block is handed out: PAIR ipc 1 KiB 3.25M
+         * -> 3.65M msg/s, DEALER_ROUTER inproc 1 KiB 9.4M -> 10.9M, PAIR
+         * inproc 256 B 12.5M -> 13.6M (9-11 alternating runs of one
+         * build, the prefetch switched at run time). */
+        if (b->next)
+            zl_prefetch_for_write(b->next);
         *pool_class = (uint8_t)c;
         return b;
     }
