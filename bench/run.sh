@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # bench/run.sh — builds zlink_bench against zlink and against libzmq, runs
 # the two in alternation (A B A B ...) and reports the median of every cell
-# with the zlink/libzmq ratio. Also the syscall, callgrind and idle-memory
-# profiles, and the bench/RESULTS.md report with its ratio chart.
+# with the zlink/libzmq ratio: throughput, round-trip latency, and the
+# latency of a message that ends a pause after a burst (PAIR). Also the
+# syscall, callgrind and idle-memory profiles, and the bench/RESULTS.md
+# report with its ratio chart.
 #
 #   bench/run.sh --quick            small matrix, under a minute (ci/demo.sh)
 #   bench/run.sh --full             every pattern x transport x size
@@ -31,6 +33,7 @@ RESULTS=$ROOT/bench/results
 RUNS=3
 TIMEOUT=60
 CONNS=10000
+BURST=100 # messages per burst of the latency-after-a-burst rows
 DO_BUILD=1
 MATRIX=""
 DO_SYSCALLS=0
@@ -146,6 +149,7 @@ run_one() {
     local args=(--pattern "$pattern" --transport "$transport" --size "$size"
         --count "$count" --csv)
     [[ $kind == lat ]] && args+=(--latency)
+    [[ $kind == burst ]] && args+=(--burst "$BURST")
     local out rc=0
     out=$(timeout "$TIMEOUT" "$BIN_DIR/zlink_bench_$lib" "${args[@]}" \
         2>"$RESULTS/last_stderr.txt") || rc=$?
@@ -177,7 +181,7 @@ run_one() {
     fi
     printf '  %-7s %-3s %-18s %-6s %6s  run %d: %s %s\n' "$lib" "$kind" \
         "$pattern" "$transport" "$size" "$run" "$status" \
-        "$([[ $kind == lat ]] && echo "${p50:-} us p50" || echo "${msg_s:-} msg/s")"
+        "$([[ $kind == thr ]] && echo "${msg_s:-} msg/s" || echo "${p50:-} us p50")"
 }
 
 # Counts that keep a cell around 0.2–1 s (full) or well under (quick).
@@ -284,12 +288,14 @@ END {
             ratio = (az != "" && al != "" && al > 0) ? sprintf("%.2f", az / al) : ""
             printf "%s,%d,%s,%s,,,,,%s,%s,%s,%s,%s,,\n", k, runs[k] / 2, sz, sl, \
                 ratio, az, al, qz, ql > csv
-            lat_rows = lat_rows sprintf("| %s | %s | %s | %s | %s | **%s** | %s | %s |\n", \
+            row = sprintf("| %s | %s | %s | %s | %s | **%s** | %s | %s |\n", \
                 f[2], f[3], size, (sz == "OK" ? az : sz), (sl == "OK" ? al : sl), \
                 (ratio == "" ? "-" : ratio "x"), (qz == "" ? "-" : qz), (ql == "" ? "-" : ql))
-            tlat = tlat sprintf("%-18s %-6s %7s %10s %10s %7s %9s %9s\n", f[2], f[3], \
+            if (f[1] == "burst") burst_rows = burst_rows row; else lat_rows = lat_rows row
+            line = sprintf("%-18s %-6s %7s %10s %10s %7s %9s %9s\n", f[2], f[3], \
                 size, (sz == "OK" ? az : sz), (sl == "OK" ? al : sl), \
                 (ratio == "" ? "-" : ratio "x"), (qz == "" ? "-" : qz), (ql == "" ? "-" : ql))
+            if (f[1] == "burst") tburst = tburst line; else tlat = tlat line
         }
     }
     if (thr_rows != "") {
@@ -310,12 +316,22 @@ END {
             "zlink p50", "libzmq p50", "ratio", "zlink p99", "libzmq p99"
         printf "%s", tlat
     }
+    if (burst_rows != "") {
+        print "One-way latency of a message sent " pause_us " us after a burst of " burst " (`zlink_bench --burst " burst "`; the next burst starts once it has arrived), in microseconds, median of the runs. It is what a receiver that takes a stream in batches pays when the stream pauses.\n" > md
+        print "| pattern | transport | size (B) | zlink p50 | libzmq p50 | p50 ratio | zlink p99 | libzmq p99 |" > md
+        print "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |" > md
+        printf "%s\n", burst_rows > md
+        printf "\n%-18s %-6s %7s %10s %10s %7s %9s %9s\n", "after a burst (us)", "trans", "size", \
+            "zlink p50", "libzmq p50", "ratio", "zlink p99", "libzmq p99"
+        printf "%s", tburst
+    }
 }'
 
 aggregate() {
     local raw=$1 csv=$2 md=$3
     : >"$md"
-    awk -v csv="$csv" -v md="$md" "$AGGREGATE_AWK" "$raw"
+    awk -v csv="$csv" -v md="$md" -v burst="$BURST" -v pause_us=5 \
+        "$AGGREGATE_AWK" "$raw"
 }
 
 # ---- throughput and latency matrix --------------------------------------
@@ -353,18 +369,20 @@ settle() {
 }
 
 run_matrix() {
-    local quick=0 patterns transports sizes lat_patterns lat_count
+    local quick=0 patterns transports sizes lat_patterns lat_count burst_count
     if [[ $MATRIX == quick ]]; then
         quick=1
         patterns="PAIR DEALER_ROUTER"
         transports="tcp inproc"
         sizes="64 1024 65536"
         lat_count=2000
+        burst_count=500
     else
         patterns="PAIR PUBSUB DEALER_DEALER DEALER_ROUTER ROUTER_ROUTER ROUTER_ROUTER_POLL"
         transports="tcp ipc inproc"
         sizes="64 256 1024 8192 65536 262144"
         lat_count=10000
+        burst_count=2000
     fi
     lat_patterns="PAIR DEALER_ROUTER"
     [[ -n $PATTERNS_OVERRIDE ]] && patterns=$PATTERNS_OVERRIDE
@@ -399,6 +417,16 @@ run_matrix() {
             done
         done
     done
+    echo "== latency after a burst (64 B, PAIR, bursts of $BURST, $burst_count per run)"
+    if [[ " $patterns " == *" PAIR "* ]]; then
+        for t in $transports; do
+            for ((r = 1; r <= RUNS; r++)); do
+                for lib in "${LIBS[@]}"; do
+                    run_one "$lib" burst PAIR "$t" 64 "$burst_count" "$r"
+                done
+            done
+        done
+    fi
     rm -f /tmp/zlink_bench_*.ipc
 
     echo

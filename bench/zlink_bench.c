@@ -13,6 +13,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -68,6 +69,9 @@ static const char *const transport_names[TR_COUNT] = {"tcp", "ipc", "inproc"};
 /* Message markers, in the first byte of every payload. */
 #define MARK_WARMUP 'W'
 #define MARK_DATA 'D'
+/* Where a burst run's probe carries its send time (now_s()). */
+#define BURST_STAMP_AT 8
+#define BURST_DEFAULT_COUNT 2000
 /* The routing ids the ROUTER sockets give themselves. */
 #define RECEIVER_ID "R"
 #define SENDER_ID "S"
@@ -79,6 +83,8 @@ struct config {
     long count;  /* timed messages (or round trips) */
     long warmup; /* untimed messages sent first */
     bool latency;
+    long burst;    /* > 0: one-way latency after bursts of this many */
+    long pause_us; /* the sender's pause between a burst and its probe */
     bool csv;
     bool header;
     bool idle_memory;
@@ -103,6 +109,7 @@ struct cell {
     atomic_long progress;  /* bumps as messages arrive; the watchdog reads */
     atomic_long received;  /* timed messages received so far */
     atomic_int phase;      /* 0 run, 1 teardown, 2 done */
+    atomic_long probes;    /* burst runs: probes received, warm-up too */
 };
 
 static double now_s(void)
@@ -135,13 +142,14 @@ static void usage(void)
     fprintf(stderr,
             "usage: zlink_bench_%s --pattern P --transport T --size N "
             "[--count C] [--warmup W] [--latency] [--csv] [--header]\n"
+            "       zlink_bench_%s ... --burst N [--pause-us P] (default 5)\n"
             "       zlink_bench_%s --idle-memory [--conns N] [--csv]\n"
             "  P: PAIR PUBSUB DEALER_DEALER DEALER_ROUTER ROUTER_ROUTER "
             "ROUTER_ROUTER_POLL\n"
             "  T: tcp ipc inproc\n"
             "  other: --io-threads N (default 1), --stall-ms MS (default "
             "10000)\n",
-            LIB_NAME, LIB_NAME);
+            LIB_NAME, LIB_NAME, LIB_NAME);
     exit(2);
 }
 
@@ -199,6 +207,7 @@ static void parse_args(int argc, char **argv, struct config *cfg)
                            .warmup = -1,
                            .conns = 10000,
                            .io_threads = 1,
+                           .pause_us = 5,
                            .stall_ms = 10000};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -235,6 +244,12 @@ static void parse_args(int argc, char **argv, struct config *cfg)
             i++;
         } else if (strcmp(a, "--latency") == 0) {
             cfg->latency = true;
+        } else if (strcmp(a, "--burst") == 0 && v) {
+            cfg->burst = parse_long(v, "burst");
+            i++;
+        } else if (strcmp(a, "--pause-us") == 0 && v) {
+            cfg->pause_us = parse_long(v, "pause-us");
+            i++;
         } else if (strcmp(a, "--csv") == 0) {
             cfg->csv = true;
         } else if (strcmp(a, "--header") == 0) {
@@ -255,11 +270,19 @@ static void parse_args(int argc, char **argv, struct config *cfg)
     if (cfg->pattern == PAT_COUNT || cfg->transport == TR_COUNT ||
         cfg->size == 0)
         usage();
+    if (cfg->burst > 0) {
+        /* The probe carries its send time after the marker and sequence. */
+        if (cfg->size < BURST_STAMP_AT + sizeof(double))
+            die("--burst needs --size of at least %zu",
+                BURST_STAMP_AT + sizeof(double));
+        cfg->latency = false;
+    }
     /* Room for the marker byte and the sequence number. */
     if (cfg->size < 8)
         die("--size must be at least 8");
     if (cfg->count < 0)
-        cfg->count = default_count(cfg->size, cfg->latency);
+        cfg->count = cfg->burst > 0 ? BURST_DEFAULT_COUNT
+                                    : default_count(cfg->size, cfg->latency);
     if (cfg->count < 2 || cfg->count > MAX_COUNT)
         die("--count must be within 2..%d", MAX_COUNT);
     if (cfg->warmup < 0) {
@@ -270,6 +293,11 @@ static void parse_args(int argc, char **argv, struct config *cfg)
         cfg->warmup = 1;
     if (cfg->latency && cfg->pattern == PAT_PUBSUB)
         die("--latency needs a two-way pattern, not PUBSUB");
+}
+
+static const char *kind_name(const struct config *cfg)
+{
+    return cfg->burst > 0 ? "burst" : cfg->latency ? "lat" : "thr";
 }
 
 /* ---- CSV ---------------------------------------------------------------- */
@@ -291,10 +319,10 @@ static void print_result(const struct cell *c, const char *status,
     double mbs = rate * (double)cfg->size / 1e6;
     if (cfg->csv) {
         printf("%s,%s,%s,%s,%zu,%ld,%ld,%s,%.6f,%.1f,", LIB_NAME,
-               cfg->latency ? "lat" : "thr", pattern_names[cfg->pattern],
+               kind_name(cfg), pattern_names[cfg->pattern],
                transport_names[cfg->transport], cfg->size, cfg->count, received,
                status, elapsed, rate);
-        if (!cfg->latency)
+        if (!cfg->latency && cfg->burst == 0)
             printf("%.2f,,,,", mbs);
         else if (strcmp(status, "OK") == 0)
             printf(",%.2f,%.2f,%.2f,", p50, p99, mean);
@@ -306,6 +334,13 @@ static void print_result(const struct cell *c, const char *status,
                lib_version(), pattern_names[cfg->pattern],
                transport_names[cfg->transport], cfg->size, status, received,
                cfg->count);
+    } else if (cfg->burst > 0) {
+        printf("%s %s %s %s %zu B one-way latency of a message %ld us after "
+               "a burst of %ld: p50 %.2f us, p99 %.2f us, mean %.2f us over "
+               "%ld bursts\n",
+               LIB_NAME, lib_version(), pattern_names[cfg->pattern],
+               transport_names[cfg->transport], cfg->size, cfg->pause_us,
+               cfg->burst, p50, p99, mean, cfg->count);
     } else if (cfg->latency) {
         printf("%s %s %s %s %zu B latency (one-way = rtt/2): p50 %.2f us, "
                "p99 %.2f us, mean %.2f us over %ld round trips\n",
@@ -561,6 +596,11 @@ static int send_message(struct cell *c, void *s, char mark, uint32_t seq,
     memset(p, 0x5a, c->cfg->size);
     p[0] = (unsigned char)mark;
     memcpy(p + 1, &seq, sizeof seq);
+    if (mark == MARK_DATA && c->cfg->burst > 0) {
+        /* A burst run's probe: its one-way delay starts here. */
+        double sent = now_s();
+        memcpy(p + BURST_STAMP_AT, &sent, sizeof sent);
+    }
     if (zmq_msg_send(&msg, s, flags) < 0) {
         int e = zmq_errno();
         zmq_msg_close(&msg);
@@ -812,6 +852,118 @@ static int run_latency(struct cell *c)
     free(rtt);
     print_result(c, "OK", done, finished - started, p50, p99, mean);
     print_syscounts(c);
+    return 0;
+}
+
+/* ---- latency after a burst ---------------------------------------------- */
+
+/* Waits without sleeping: a sleep would take far longer than the pause. */
+static void pause_busy(long us)
+{
+    double until = now_s() + (double)us / 1e6;
+    while (now_s() < until)
+        ;
+}
+
+/* The sending thread of a burst run: per round, a burst of messages, a
+ * pause, then the probe, which carries its send time; the next round
+ * starts once the probe has arrived, so no queue builds up from round to
+ * round. The probe's one-way delay shows how soon a receiver sees a
+ * message that ends a quiet moment in a stream, where a receiver that
+ * batches its looks at the pipe pays. */
+static void *burst_sender(void *arg)
+{
+    struct cell *c = arg;
+    const struct config *cfg = c->cfg;
+    while (!atomic_load(&c->ready)) {
+        if (send_message(c, c->sender, MARK_WARMUP, 0, ZMQ_DONTWAIT) != 0 &&
+            zmq_errno() != EAGAIN && zmq_errno() != EHOSTUNREACH) {
+            note_send_error(c);
+            return NULL;
+        }
+        sleep_ms(1);
+    }
+    for (long r = 0; r < cfg->warmup + cfg->count; r++) {
+        for (long i = 0; i < cfg->burst; i++)
+            if (send_message(c, c->sender, MARK_WARMUP, 0, 0) != 0) {
+                note_send_error(c);
+                return NULL;
+            }
+        pause_busy(cfg->pause_us);
+        if (send_message(c, c->sender, MARK_DATA, (uint32_t)r, 0) != 0) {
+            note_send_error(c);
+            return NULL;
+        }
+        while (atomic_load(&c->probes) <= r && atomic_load(&c->phase) == 0)
+            sched_yield();
+    }
+    return NULL;
+}
+
+static int run_burst_latency(struct cell *c)
+{
+    const struct config *cfg = c->cfg;
+    pthread_t sender;
+    if (pthread_create(&sender, NULL, burst_sender, c) != 0)
+        die("pthread_create failed");
+    double *delay = malloc((size_t)cfg->count * sizeof *delay);
+    if (!delay)
+        die("out of memory");
+    zmq_msg_t id, body;
+    zmq_msg_init(&id);
+    zmq_msg_init(&body);
+    const char *status = "OK";
+    long done = 0, seen = 0;
+    double started = 0;
+    while (done < cfg->count) {
+        if (recv_message(c, c->receiver, &id, &body) != 0) {
+            status = "FAILED:recv";
+            break;
+        }
+        double arrived = now_s();
+        atomic_store_explicit(&c->progress, ++seen, memory_order_relaxed);
+        if (body_mark(&body) == MARK_WARMUP) {
+            if (!atomic_load_explicit(&c->ready, memory_order_relaxed))
+                atomic_store(&c->ready, 1);
+            continue;
+        }
+        uint32_t round = body_seq(&body);
+        atomic_fetch_add(&c->probes, 1);
+        if (round < (uint32_t)cfg->warmup)
+            continue;
+        if (round != (uint32_t)(cfg->warmup + done)) {
+            status = "FAILED:sequence";
+            break;
+        }
+        double sent;
+        memcpy(&sent, (unsigned char *)zmq_msg_data(&body) + BURST_STAMP_AT,
+               sizeof sent);
+        if (done == 0)
+            started = sent;
+        delay[done++] = arrived - sent;
+        atomic_store_explicit(&c->received, done, memory_order_relaxed);
+    }
+    double finished = now_s();
+    zmq_msg_close(&id);
+    zmq_msg_close(&body);
+    if (strcmp(status, "OK") != 0) {
+        print_result(c, status, done, 0, 0, 0, 0);
+        _exit(1);
+    }
+    pthread_join(sender, NULL);
+    if (atomic_load(&c->send_errno)) {
+        print_result(c, "FAILED:send", done, 0, 0, 0, 0);
+        _exit(1);
+    }
+    double sum = 0;
+    for (long i = 0; i < done; i++)
+        sum += delay[i];
+    qsort(delay, (size_t)done, sizeof *delay, compare_double);
+    double p50 = delay[(done - 1) / 2] * 1e6;
+    double p99 = delay[(long)((double)(done - 1) * 0.99)] * 1e6;
+    free(delay);
+    print_result(c, "OK", done, finished - started, p50, p99,
+                 sum / (double)done * 1e6);
     return 0;
 }
 
@@ -1121,7 +1273,9 @@ int main(int argc, char **argv)
     pthread_t watchdog;
     if (pthread_create(&watchdog, NULL, watchdog_main, &c) != 0)
         die("pthread_create failed");
-    int rc = cfg.latency ? run_latency(&c) : run_throughput(&c);
+    int rc = cfg.burst > 0 ? run_burst_latency(&c)
+             : cfg.latency ? run_latency(&c)
+                           : run_throughput(&c);
     teardown_cell(&c);
     pthread_join(watchdog, NULL);
     return rc;
