@@ -54,8 +54,16 @@
  * so the writer publishes several messages per transfer of the line and
  * the reader takes them as one batch (5 alternating runs: PAIR inproc
  * 64 B 9.4M -> 19.0M msg/s, 256 B 6.7M -> 10.5M). A ping-pong receive
- * always waited for its last message, so it keeps looking at once. */
-#define ZL_SPIN_STREAMING_GAP_NS 2000u
+ * always waited for its last message, so it keeps looking at once.
+ *
+ * The price is paid by a message that ends a pause in a stream: it waits
+ * up to one gap. 4 us rather than 2 (one build switching at run time, 9
+ * alternating runs): PAIR inproc 256 B 11.2M -> 12.4M msg/s, PUBSUB inproc
+ * 256 B 9.4M -> 11.0M, ROUTER_ROUTER inproc 1 KiB 7.6M -> 8.9M, for 1.3-1.7
+ * -> 1.8-2.7 us at p50 for a message 5 us after a burst of 100
+ * (zlink_bench --burst 100; libzmq: 10.8 us). 8 us gained up to 15% more
+ * and cost 6.5 us there. */
+#define ZL_SPIN_STREAMING_GAP_NS 4000u
 
 /* The spin that would have caught a message that came waited ns into a
  * wait (at most ZL_SPIN_ADAPT_MAX_NS), with a margin. */
