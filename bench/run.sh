@@ -228,6 +228,17 @@ function spread(list,    n, a) {
 # Reads raw rows, writes the median CSV ($1) and Markdown ($2), and prints
 # the table.
 AGGREGATE_AWK="$AWK_STATS"'
+# One latency table: title and Markdown rows to md, the same rows as text
+# (lines) under label to the terminal.
+function latency_table(title, rows, label, lines) {
+    print title "\n" > md
+    print "| pattern | transport | size (B) | zlink p50 | libzmq p50 | p50 ratio | zlink p99 | libzmq p99 |" > md
+    print "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |" > md
+    printf "%s\n", rows > md
+    printf "\n%-18s %-6s %7s %10s %10s %7s %9s %9s\n", label, "trans", "size", \
+        "zlink p50", "libzmq p50", "ratio", "zlink p99", "libzmq p99"
+    printf "%s", lines
+}
 function human(x) {
     if (x == "") return "-"
     if (x >= 1e6) return sprintf("%.2fM", x / 1e6)
@@ -307,24 +318,12 @@ END {
             "zlink", "libzmq", "ratio", "zlink MB/s", "libzmq MB/s"
         printf "%s", tthr
     }
-    if (lat_rows != "") {
-        print "One-way latency (round trip / 2) in microseconds, median of the runs; ratio = zlink / libzmq p50 (lower is better for zlink).\n" > md
-        print "| pattern | transport | size (B) | zlink p50 | libzmq p50 | p50 ratio | zlink p99 | libzmq p99 |" > md
-        print "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |" > md
-        printf "%s\n", lat_rows > md
-        printf "\n%-18s %-6s %7s %10s %10s %7s %9s %9s\n", "latency (us)", "trans", "size", \
-            "zlink p50", "libzmq p50", "ratio", "zlink p99", "libzmq p99"
-        printf "%s", tlat
-    }
-    if (burst_rows != "") {
-        print "One-way latency of a message sent " pause_us " us after a burst of " burst " (`zlink_bench --burst " burst "`; the next burst starts once it has arrived), in microseconds, median of the runs. It is what a receiver that takes a stream in batches pays when the stream pauses.\n" > md
-        print "| pattern | transport | size (B) | zlink p50 | libzmq p50 | p50 ratio | zlink p99 | libzmq p99 |" > md
-        print "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |" > md
-        printf "%s\n", burst_rows > md
-        printf "\n%-18s %-6s %7s %10s %10s %7s %9s %9s\n", "after a burst (us)", "trans", "size", \
-            "zlink p50", "libzmq p50", "ratio", "zlink p99", "libzmq p99"
-        printf "%s", tburst
-    }
+    if (lat_rows != "")
+        latency_table("One-way latency (round trip / 2) in microseconds, median of the runs; ratio = zlink / libzmq p50 (lower is better for zlink).", \
+            lat_rows, "latency (us)", tlat)
+    if (burst_rows != "")
+        latency_table("One-way latency of a message sent " pause_us " us after a burst of " burst " (`zlink_bench --burst " burst "`; the next burst starts once it has arrived), in microseconds, median of the runs. It is what a receiver that takes a stream in batches pays when the stream pauses.", \
+            burst_rows, "after a burst (us)", tburst)
 }'
 
 aggregate() {

@@ -654,20 +654,28 @@ static void note_send_error(struct cell *c)
     atomic_compare_exchange_strong(&c->send_errno, &expected, e ? e : -1);
 }
 
-/* The sending thread: warm-up messages until the receiver has one (a
- * publisher drops them until the subscription arrives), more warm-up, then
- * the timed messages. */
-static void *throughput_sender(void *arg)
+/* Sends warm-up messages until the receiver has one: a publisher drops
+ * them until the subscription arrives. False when a send failed. */
+static bool wait_until_received(struct cell *c)
 {
-    struct cell *c = arg;
     while (!atomic_load(&c->ready)) {
         if (send_message(c, c->sender, MARK_WARMUP, 0, ZMQ_DONTWAIT) != 0 &&
             zmq_errno() != EAGAIN && zmq_errno() != EHOSTUNREACH) {
             note_send_error(c);
-            return NULL;
+            return false;
         }
         sleep_ms(1);
     }
+    return true;
+}
+
+/* The sending thread: warm-up messages until the receiver has one, more
+ * warm-up, then the timed messages. */
+static void *throughput_sender(void *arg)
+{
+    struct cell *c = arg;
+    if (!wait_until_received(c))
+        return NULL;
     for (long i = 0; i < c->cfg->warmup; i++)
         if (send_message(c, c->sender, MARK_WARMUP, 0, 0) != 0) {
             note_send_error(c);
@@ -679,6 +687,23 @@ static void *throughput_sender(void *arg)
             return NULL;
         }
     return NULL;
+}
+
+/* Ends the receiving side of a run whose sender is a thread: a receive or
+ * a send that failed ends the process with its status printed; otherwise
+ * the sender is joined. */
+static void join_sender(struct cell *c, pthread_t sender, const char *status,
+                        long received)
+{
+    if (strcmp(status, "OK") != 0) {
+        print_result(c, status, received, 0, 0, 0, 0);
+        _exit(1);
+    }
+    pthread_join(sender, NULL);
+    if (atomic_load(&c->send_errno)) {
+        print_result(c, "FAILED:send", received, 0, 0, 0, 0);
+        _exit(1);
+    }
 }
 
 static int run_throughput(struct cell *c)
@@ -726,16 +751,7 @@ static int run_throughput(struct cell *c)
     }
     zmq_msg_close(&id);
     zmq_msg_close(&body);
-
-    if (strcmp(status, "OK") != 0) {
-        print_result(c, status, received, 0, 0, 0, 0);
-        _exit(1);
-    }
-    pthread_join(sender, NULL);
-    if (atomic_load(&c->send_errno)) {
-        print_result(c, "FAILED:send", received, 0, 0, 0, 0);
-        _exit(1);
-    }
+    join_sender(c, sender, status, received);
     print_result(c, "OK", received, last - first, 0, 0, 0);
     print_syscounts(c);
     return 0;
@@ -771,15 +787,38 @@ static int compare_double(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
+/* Starts the cell's other side, fn, in a thread, and returns room for the
+ * run's samples. */
+static double *start_other_side(struct cell *c, void *(*fn)(void *),
+                                pthread_t *thread)
+{
+    if (pthread_create(thread, NULL, fn, c) != 0)
+        die("pthread_create failed");
+    double *samples = malloc((size_t)c->cfg->count * sizeof *samples);
+    if (!samples)
+        die("out of memory");
+    return samples;
+}
+
+/* Prints an OK result with the p50, p99 and mean of n samples in seconds
+ * (sorted in place), each times scale. */
+static void print_latencies(struct cell *c, double *samples, long n,
+                            double scale, double elapsed)
+{
+    double sum = 0;
+    for (long i = 0; i < n; i++)
+        sum += samples[i];
+    qsort(samples, (size_t)n, sizeof *samples, compare_double);
+    double p50 = samples[(n - 1) / 2] * scale;
+    double p99 = samples[(long)((double)(n - 1) * 0.99)] * scale;
+    print_result(c, "OK", n, elapsed, p50, p99, sum / (double)n * scale);
+}
+
 static int run_latency(struct cell *c)
 {
     const struct config *cfg = c->cfg;
     pthread_t echo;
-    if (pthread_create(&echo, NULL, latency_echo, c) != 0)
-        die("pthread_create failed");
-    double *rtt = malloc((size_t)cfg->count * sizeof *rtt);
-    if (!rtt)
-        die("out of memory");
+    double *rtt = start_other_side(c, latency_echo, &echo);
 
     /* A ROUTER client must wait for the echo side's routing id to be
      * known before its first request can go out. */
@@ -841,16 +880,9 @@ static int run_latency(struct cell *c)
     }
     pthread_join(echo, NULL);
 
-    double sum = 0;
-    for (long i = 0; i < done; i++)
-        sum += rtt[i];
-    qsort(rtt, (size_t)done, sizeof *rtt, compare_double);
     /* One-way = round trip / 2, in microseconds. */
-    double p50 = rtt[(done - 1) / 2] / 2 * 1e6;
-    double p99 = rtt[(long)((double)(done - 1) * 0.99)] / 2 * 1e6;
-    double mean = sum / (double)done / 2 * 1e6;
+    print_latencies(c, rtt, done, 1e6 / 2, finished - started);
     free(rtt);
-    print_result(c, "OK", done, finished - started, p50, p99, mean);
     print_syscounts(c);
     return 0;
 }
@@ -875,14 +907,8 @@ static void *burst_sender(void *arg)
 {
     struct cell *c = arg;
     const struct config *cfg = c->cfg;
-    while (!atomic_load(&c->ready)) {
-        if (send_message(c, c->sender, MARK_WARMUP, 0, ZMQ_DONTWAIT) != 0 &&
-            zmq_errno() != EAGAIN && zmq_errno() != EHOSTUNREACH) {
-            note_send_error(c);
-            return NULL;
-        }
-        sleep_ms(1);
-    }
+    if (!wait_until_received(c))
+        return NULL;
     for (long r = 0; r < cfg->warmup + cfg->count; r++) {
         for (long i = 0; i < cfg->burst; i++)
             if (send_message(c, c->sender, MARK_WARMUP, 0, 0) != 0) {
@@ -904,11 +930,7 @@ static int run_burst_latency(struct cell *c)
 {
     const struct config *cfg = c->cfg;
     pthread_t sender;
-    if (pthread_create(&sender, NULL, burst_sender, c) != 0)
-        die("pthread_create failed");
-    double *delay = malloc((size_t)cfg->count * sizeof *delay);
-    if (!delay)
-        die("out of memory");
+    double *delay = start_other_side(c, burst_sender, &sender);
     zmq_msg_t id, body;
     zmq_msg_init(&id);
     zmq_msg_init(&body);
@@ -946,24 +968,9 @@ static int run_burst_latency(struct cell *c)
     double finished = now_s();
     zmq_msg_close(&id);
     zmq_msg_close(&body);
-    if (strcmp(status, "OK") != 0) {
-        print_result(c, status, done, 0, 0, 0, 0);
-        _exit(1);
-    }
-    pthread_join(sender, NULL);
-    if (atomic_load(&c->send_errno)) {
-        print_result(c, "FAILED:send", done, 0, 0, 0, 0);
-        _exit(1);
-    }
-    double sum = 0;
-    for (long i = 0; i < done; i++)
-        sum += delay[i];
-    qsort(delay, (size_t)done, sizeof *delay, compare_double);
-    double p50 = delay[(done - 1) / 2] * 1e6;
-    double p99 = delay[(long)((double)(done - 1) * 0.99)] * 1e6;
+    join_sender(c, sender, status, done);
+    print_latencies(c, delay, done, 1e6, finished - started);
     free(delay);
-    print_result(c, "OK", done, finished - started, p50, p99,
-                 sum / (double)done * 1e6);
     return 0;
 }
 
