@@ -73,4 +73,17 @@ static inline void zl_prefetch_for_write(const void *p)
 #endif
 }
 
+/* Starts bringing the line at p into this core's cache ahead of a read of
+ * it. Only a hint. */
+static inline void zl_prefetch_for_read(const void *p)
+{
+#if defined(__GNUC__) || defined(__clang__)
+    __builtin_prefetch(p, 0, 3);
+#elif defined(_MSC_VER) && (defined(_M_X64) || defined(_M_IX86))
+    _mm_prefetch((const char *)p, _MM_HINT_T0);
+#else
+    (void)p;
+#endif
+}
+
 #endif

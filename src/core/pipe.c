@@ -31,6 +31,8 @@
  * 64 B from 7.79M to 9.56M (7 alternating runs); 2 ahead gained less over
  * tcp, 8 ahead nothing. */
 #define PREFETCH_SLOTS_AHEAD 4
+/* How far ahead of the slot it takes the reader looks (prefetch_ahead). */
+#define READ_AHEAD_SLOTS 4
 
 /* Slots of a full chunk start on a line (zl_cache_aligned_alloc), so a
  * 128-byte message is two lines, and the slot the writer fills next never
@@ -532,6 +534,31 @@ static void recycle_chunk(struct zl_msg_queue *q, zl_chunk *chunk)
     chunk_free(old);
 }
 
+/* While the writer has published READ_AHEAD_SLOTS or more messages past
+ * the one being taken, asks for the body header of the message that many
+ * slots on, for writing: its release, after the application has read it,
+ * is an atomic decrement there, and the header was last written on
+ * another core (the sender's allocation, or the I/O thread's share of a
+ * read buffer). The slot twice as far is asked for too, so that this look
+ * at it, next time, does not wait. One build switching at run time, 7
+ * alternating runs: PAIR tcp 256 B 7.18M -> 7.97M msg/s, PAIR ipc 256 B
+ * 6.95M -> 7.85M, ROUTER_ROUTER ipc 256 B 6.24M -> 7.34M, PAIR ipc 8 KiB
+ * 705k -> 726k; inproc and 1 KiB no change. The slot alone gained
+ * nothing, the header alone as much but 6% less at 64 B. */
+static void prefetch_ahead(const struct zl_msg_queue *q)
+{
+    if (q->read_parts + READ_AHEAD_SLOTS >= q->read_limit ||
+        q->read_pos + READ_AHEAD_SLOTS >= q->read_chunk->cap)
+        return;
+    if (q->read_pos + 2 * READ_AHEAD_SLOTS < q->read_chunk->cap)
+        zl_prefetch_for_read(
+            &q->read_chunk->msgs[q->read_pos + 2 * READ_AHEAD_SLOTS]);
+    const zl_msg *later =
+        zl_msg_cof(&q->read_chunk->msgs[q->read_pos + READ_AHEAD_SLOTS]);
+    if (later->kind == ZL_MSG_CONTENT)
+        zl_prefetch_for_write(later->u.ref.content);
+}
+
 zl_pipe_read_result zl_pipe_read(zl_pipe *p, zlink_msg_t *msg)
 {
     struct zl_msg_queue *q = p->in;
@@ -546,6 +573,7 @@ zl_pipe_read_result zl_pipe_read(zl_pipe *p, zlink_msg_t *msg)
         q->read_chunk = next;
         q->read_pos = 0;
     }
+    prefetch_ahead(q);
     zl_msg_copy_used(msg, &q->read_chunk->msgs[q->read_pos++]);
     q->read_parts++;
 
