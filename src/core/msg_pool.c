@@ -71,6 +71,10 @@
  * it will write (zl_pool_alloc). */
 #define PREFETCH_AHEAD 4
 
+/* Blocks of this class and below (bodies up to 1 KiB) are asked for
+ * whole, PREFETCH_AHEAD allocations early (prefetch_block). */
+#define PREFETCH_WHOLE_MAX_CLASS 4
+
 /* A free block. The first block of a chain also says how long the chain
  * is and, on the global stack, which chain comes next: moving a chain then
  * touches its first block only. Walking a batch under the lock, a cache
@@ -328,6 +332,25 @@ static void retire_head(int c)
     cache.count[c] = 0;
 }
 
+/* Asks for the lines of b, a block of class c, that its new owner is about
+ * to write: the first (the links, then the body's header), and every line
+ * of a small block, which is filled whole right away (the application
+ * fills its message, an I/O thread copies a decoded body in) and whose
+ * lines another core last read or wrote (it encoded the body, or read the
+ * message). One build switching at run time, 7 alternating runs, against
+ * the first line only: PAIR inproc 256 B 23.7M -> 28.8M msg/s,
+ * DEALER_ROUTER inproc 1 KiB 16.5M -> 20.3M, ROUTER_ROUTER ipc 1 KiB 3.86M
+ * -> 4.12M, PAIR tcp 256 B 8.03M -> 8.30M. Whole 8 KiB blocks, 129 lines,
+ * cost 20% in their inproc cells. */
+ZL_POOL_UNUSED static void prefetch_block(free_block *b, int c)
+{
+    zl_prefetch_for_write(b);
+    if (c > PREFETCH_WHOLE_MAX_CLASS)
+        return;
+    for (size_t at = ZL_CACHE_LINE; at < BLOCK_OF(c); at += ZL_CACHE_LINE)
+        zl_prefetch_for_write((char *)b + at);
+}
+
 void *zl_pool_alloc(size_t size, uint8_t *pool_class)
 {
 #ifndef ZL_POOL_DISABLED
@@ -350,7 +373,7 @@ void *zl_pool_alloc(size_t size, uint8_t *pool_class)
          * gained 9-16% over nothing. */
         free_block *ahead = b->later[PREFETCH_AHEAD - 1];
         if (ahead)
-            zl_prefetch_for_write(ahead);
+            prefetch_block(ahead, c);
         *pool_class = (uint8_t)c;
         return b;
     }
