@@ -538,13 +538,13 @@ static void recycle_chunk(struct zl_msg_queue *q, zl_chunk *chunk)
  * the one being taken, asks for the body header of the message that many
  * slots on, for writing: its release, after the application has read it,
  * is an atomic decrement there, and the header was last written on
- * another core (the sender's allocation, or the I/O thread's share of a
- * read buffer). The slot twice as far is asked for too, so that this look
- * at it, next time, does not wait. One build switching at run time, 7
- * alternating runs: PAIR tcp 256 B 7.18M -> 7.97M msg/s, PAIR ipc 256 B
- * 6.95M -> 7.85M, ROUTER_ROUTER ipc 256 B 6.24M -> 7.34M, PAIR ipc 8 KiB
- * 705k -> 726k; inproc and 1 KiB no change. The slot alone gained
- * nothing, the header alone as much but 6% less at 64 B. */
+ * another core (by the sender that filled the body, or the I/O thread that
+ * copied a decoded one in). The slot twice as far is asked for too, so
+ * that this look at it, next time, does not wait. One build switching at
+ * run time, 7 alternating runs: PAIR tcp 256 B 7.18M -> 7.97M msg/s, PAIR
+ * ipc 256 B 6.95M -> 7.85M, ROUTER_ROUTER ipc 256 B 6.24M -> 7.34M, PAIR
+ * ipc 8 KiB 705k -> 726k; inproc and 1 KiB no change. The slot alone
+ * gained nothing, the header alone as much but 6% less at 64 B. */
 static void prefetch_ahead(const struct zl_msg_queue *q)
 {
     if (q->read_parts + READ_AHEAD_SLOTS >= q->read_limit ||
