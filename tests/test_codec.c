@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "msg.h"
+#include "small_copy.h"
 #include "testutil.h"
 #include "zmtp/zmtp.h"
 
@@ -231,6 +232,59 @@ START_TEST(decode_short_frame)
     ck_assert_uint_eq(consumed, 7);
     check_frame(&msg, "hello", 5, 0);
     zl_decoder_destroy(&d);
+}
+END_TEST
+
+/* Whole frames of every size around the small-copy bound, back to back
+ * in one input, each body different: a copy that misses or overruns a
+ * byte shows in its own frame or the next one. */
+START_TEST(decode_whole_frames_of_every_small_size)
+{
+    enum { LARGEST = 2 * ZL_COPY_SMALL_MAX + 2 };
+    static uint8_t in[LARGEST * (LARGEST + ZL_FRAME_HEADER_MAX)];
+    static uint8_t bodies[LARGEST][LARGEST];
+    size_t len = 0;
+    for (size_t size = 0; size < LARGEST; size++) {
+        for (size_t i = 0; i < size; i++)
+            bodies[size][i] = (uint8_t)(size * 31 + i * 7 + 1);
+        len += zl_frame_header_encode(in + len, 0, size);
+        memcpy(in + len, bodies[size], size);
+        len += size;
+    }
+    zl_decoder d;
+    zl_decoder_init(&d, -1);
+    size_t pos = 0;
+    for (size_t size = 0; size < LARGEST; size++) {
+        zlink_msg_t msg;
+        size_t consumed;
+        ck_assert_int_eq(
+            zl_decoder_decode(&d, in + pos, len - pos, &consumed, &msg),
+            ZL_DECODE_FRAME);
+        pos += consumed;
+        check_frame(&msg, bodies[size], size, 0);
+    }
+    ck_assert_uint_eq(pos, len);
+    zl_decoder_destroy(&d);
+}
+END_TEST
+
+/* zl_copy_small for every length it takes, at several alignments, against
+ * guard bytes on both sides. */
+START_TEST(small_copy_every_length)
+{
+    uint8_t src[ZL_COPY_SMALL_MAX + 8], dst[ZL_COPY_SMALL_MAX + 16];
+    for (size_t i = 0; i < sizeof src; i++)
+        src[i] = (uint8_t)(i * 13 + 5);
+    for (size_t len = 0; len < ZL_COPY_SMALL_MAX; len++) {
+        for (size_t shift = 0; shift < 4; shift++) {
+            memset(dst, 0xee, sizeof dst);
+            zl_copy_small(dst + 4 + shift, src + shift, len);
+            for (size_t i = 0; i < sizeof dst; i++) {
+                bool inside = i >= 4 + shift && i < 4 + shift + len;
+                ck_assert_uint_eq(dst[i], inside ? src[i - 4] : (uint8_t)0xee);
+            }
+        }
+    }
 }
 END_TEST
 
@@ -1161,6 +1215,8 @@ static Suite *suite(void)
 
     tc = tcase_create("decoder");
     tcase_add_test(tc, decode_short_frame);
+    tcase_add_test(tc, decode_whole_frames_of_every_small_size);
+    tcase_add_test(tc, small_copy_every_length);
     tcase_add_test(tc, decode_one_frame_per_call);
     tcase_add_test(tc, decode_zero_length_frames);
     tcase_add_test(tc, decode_long_frame);

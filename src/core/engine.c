@@ -15,6 +15,7 @@
 #include "noinline.h"
 #include "pipe.h"
 #include "session.h"
+#include "small_copy.h"
 #include "zmtp/zmtp.h"
 
 typedef enum zl_engine_state {
@@ -308,10 +309,13 @@ static void close_segment(zl_engine *e)
  * costs tens of cycles. On an Intel Xeon host that ran PUBSUB tcp 1 KiB at
  * 0.7x of glibc's memcpy, and 256 B bodies too (7 alternating runs, the
  * bound at 512 -> 128: PUBSUB tcp 256 B 3.64M -> 5.21M msg/s, DEALER_DEALER
- * ipc 256 B 3.98M -> 4.76M, PAIR tcp 256 B 3.93M -> 4.42M). Only the
- * smallest bodies, inline ones among them, copy faster inline: with every
- * copy in glibc, PAIR tcp 64 B went 9.61M -> 9.02M. */
+ * ipc 256 B 3.98M -> 4.76M, PAIR tcp 256 B 3.93M -> 4.42M). The smallest
+ * bodies, inline ones among them, copy faster inline (with every copy in
+ * glibc, PAIR tcp 64 B went 9.61M -> 9.02M), as fixed-size moves
+ * (small_copy.h). */
 #define LARGE_COPY_MIN 128
+_Static_assert(LARGE_COPY_MIN <= ZL_COPY_SMALL_MAX,
+               "a copy under LARGE_COPY_MIN is a small copy");
 
 static ZL_NOINLINE void copy_large(void *dst, const void *src, size_t len)
 {
@@ -324,7 +328,7 @@ static ZL_NOINLINE void copy_large(void *dst, const void *src, size_t len)
 static void append_bytes(zl_engine *e, const void *data, size_t len)
 {
     if (len < LARGE_COPY_MIN)
-        memcpy(e->out_buf + e->out_len, data, len);
+        zl_copy_small(e->out_buf + e->out_len, data, len);
     else
         copy_large(e->out_buf + e->out_len, data, len);
     e->out_len += len;

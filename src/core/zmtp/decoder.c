@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "msg.h"
+#include "small_copy.h"
 #include "zmtp.h"
 
 enum decoder_state {
@@ -169,7 +170,9 @@ static bool decode_whole_frame(zl_decoder *d, const uint8_t *data, size_t len,
     } else {
         if (zlink_msg_init_size(out, (size_t)size) != 0)
             return false;
-        if (size > 0)
+        if (size < ZL_COPY_SMALL_MAX)
+            zl_copy_small(zlink_msg_data(out), data + header_len, (size_t)size);
+        else
             memcpy(zlink_msg_data(out), data + header_len, (size_t)size);
     }
     zl_msg_set_flags(out, zl_msg_flags_of_frame(frame_flags));
