@@ -1284,6 +1284,61 @@ START_TEST(large_and_small_frames_in_one_stream)
 }
 END_TEST
 
+/* Runs of mid-size frames (whose reads take the engine's large read
+ * buffer), small frames (back to the small one) and large ones, one after
+ * the other in one stream, each byte checked: a buffer replaced at the
+ * wrong moment, or a read sized for the other buffer, loses or corrupts a
+ * frame (or, under ASan, writes out of bounds). */
+START_TEST(read_buffer_follows_frame_sizes)
+{
+    fixture f;
+    fx_setup(&f, NO_OPTIONS);
+    raw_fd fd = raw_dealer(f.port, 1);
+    enum { ROUNDS = 3, RUN = 40 };
+    size_t sizes[ROUNDS * (3 * RUN + 1)];
+    size_t frames = 0, total = 0;
+    for (size_t r = 0; r < ROUNDS; r++) {
+        for (size_t i = 0; i < RUN; i++)
+            sizes[frames++] = 600 + (i * 997 + r * 131) % 8000;
+        for (size_t i = 0; i < RUN; i++)
+            sizes[frames++] = 1 + (i * 37 + r) % 200;
+        for (size_t i = 0; i < RUN; i++)
+            sizes[frames++] = 9000 + (i * 1777) % 20000;
+        sizes[frames++] = 70000 + r;
+    }
+    for (size_t k = 0; k < frames; k++)
+        total += 9 + sizes[k];
+    uint8_t *wire = malloc(total);
+    ck_assert_ptr_nonnull(wire);
+    size_t at = 0;
+    for (size_t k = 0; k < frames; k++) {
+        at += put_header(wire + at, 0, sizes[k], false);
+        for (size_t i = 0; i < sizes[k]; i++)
+            wire[at++] = stream_byte(k, i);
+    }
+    raw_send(fd, wire, at);
+    zlink_msg_t msg;
+    zlink_msg_init(&msg);
+    for (size_t k = 0; k < frames; k++) {
+        char id[16];
+        ck_assert_int_gt(zlink_recv(f.router, id, sizeof id, 0), 0);
+        ck_assert_int_eq(zlink_msg_recv(&msg, f.router, 0), (int)sizes[k]);
+        const uint8_t *body = zlink_msg_data(&msg);
+        for (size_t i = 0; i < sizes[k]; i++)
+            if (body[i] != stream_byte(k, i))
+                ck_abort_msg("frame %zu of size %zu differs at byte %zu", k,
+                             sizes[k], i);
+    }
+    zlink_msg_close(&msg);
+    free(wire);
+    exchange(&f, fd, "small after the stream");
+    raw_close(fd);
+    wait_disconnect(&f);
+    check_good_peer(&f);
+    fx_teardown(&f);
+}
+END_TEST
+
 /* ---- more hostile peers ---- */
 
 /* The decoder refuses an oversized frame as soon as its header is
@@ -1787,6 +1842,7 @@ Suite *bad_input_suite(void)
     tcase_add_test(odd, split_at_every_byte);
     tcase_add_test(odd, large_frame_direct_read);
     tcase_add_test(odd, large_and_small_frames_in_one_stream);
+    tcase_add_test(odd, read_buffer_follows_frame_sizes);
     tcase_add_test(odd, unusual_but_valid_handshakes);
     suite_add_tcase(s, odd);
     return s;
