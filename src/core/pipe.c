@@ -535,7 +535,7 @@ static void recycle_chunk(struct zl_msg_queue *q, zl_chunk *chunk)
 }
 
 /* While the writer has published READ_AHEAD_SLOTS or more messages past
- * the one being taken, asks for the body header of the message that many
+ * the one just taken, asks for the body header of the message that many
  * slots on, for writing: its release, after the application has read it,
  * is an atomic decrement there, and the header was last written on
  * another core (by the sender that filled the body, or the I/O thread that
@@ -573,11 +573,14 @@ zl_pipe_read_result zl_pipe_read(zl_pipe *p, zlink_msg_t *msg)
         q->read_chunk = next;
         q->read_pos = 0;
     }
-    prefetch_ahead(q);
     zl_msg_copy_used(msg, &q->read_chunk->msgs[q->read_pos++]);
     q->read_parts++;
 
     const zl_msg *m = zl_msg_cof(msg);
+    /* Only a stream of bodies gains: inline messages skip the looks
+     * (callgrind, inproc PAIR 64 B: 594 -> 579 instructions a message). */
+    if (m->kind == ZL_MSG_CONTENT)
+        prefetch_ahead(q);
     if (m->kind == ZL_MSG_DELIMITER) {
         p->closed = true;
         return ZL_PIPE_CLOSED;
