@@ -1236,21 +1236,14 @@ static uint8_t stream_byte(size_t frame, size_t i)
     return (uint8_t)(frame * 31 + i * 7 + i / 253);
 }
 
-START_TEST(large_and_small_frames_in_one_stream)
+/* Sends frames of these sizes in one raw write, each body made of
+ * stream_byte, and checks that the ROUTER delivers every one whole and in
+ * order; then that the connection still works, and that it closes
+ * cleanly. */
+static void stream_and_check(fixture *f, raw_fd fd, const size_t *sizes,
+                             size_t frames)
 {
-    fixture f;
-    fx_setup(&f, NO_OPTIONS);
-    raw_fd fd = raw_dealer(f.port, 1);
-    enum { ROUNDS = 4, SMALL_RUN = 60 };
-    size_t sizes[ROUNDS * (SMALL_RUN + 3)];
-    size_t frames = 0, total = 0;
-    for (size_t r = 0; r < ROUNDS; r++) {
-        sizes[frames++] = 65536 + r * 1000;
-        for (size_t i = 0; i < SMALL_RUN; i++)
-            sizes[frames++] = 1 + (i * 37 + r) % 120;
-        sizes[frames++] = 9000; /* read directly, but shorter than a buffer */
-        sizes[frames++] = 100000 + r;
-    }
+    size_t total = 0;
     for (size_t k = 0; k < frames; k++)
         total += 9 + sizes[k];
     uint8_t *wire = malloc(total);
@@ -1266,8 +1259,8 @@ START_TEST(large_and_small_frames_in_one_stream)
     zlink_msg_init(&msg);
     for (size_t k = 0; k < frames; k++) {
         char id[16];
-        ck_assert_int_gt(zlink_recv(f.router, id, sizeof id, 0), 0);
-        ck_assert_int_eq(zlink_msg_recv(&msg, f.router, 0), (int)sizes[k]);
+        ck_assert_int_gt(zlink_recv(f->router, id, sizeof id, 0), 0);
+        ck_assert_int_eq(zlink_msg_recv(&msg, f->router, 0), (int)sizes[k]);
         const uint8_t *body = zlink_msg_data(&msg);
         for (size_t i = 0; i < sizes[k]; i++)
             if (body[i] != stream_byte(k, i))
@@ -1276,10 +1269,28 @@ START_TEST(large_and_small_frames_in_one_stream)
     }
     zlink_msg_close(&msg);
     free(wire);
-    exchange(&f, fd, "small after the stream");
+    exchange(f, fd, "small after the stream");
     raw_close(fd);
-    wait_disconnect(&f);
-    check_good_peer(&f);
+    wait_disconnect(f);
+    check_good_peer(f);
+}
+
+START_TEST(large_and_small_frames_in_one_stream)
+{
+    fixture f;
+    fx_setup(&f, NO_OPTIONS);
+    raw_fd fd = raw_dealer(f.port, 1);
+    enum { ROUNDS = 4, SMALL_RUN = 60 };
+    size_t sizes[ROUNDS * (SMALL_RUN + 3)];
+    size_t frames = 0;
+    for (size_t r = 0; r < ROUNDS; r++) {
+        sizes[frames++] = 65536 + r * 1000;
+        for (size_t i = 0; i < SMALL_RUN; i++)
+            sizes[frames++] = 1 + (i * 37 + r) % 120;
+        sizes[frames++] = 9000; /* read directly, but shorter than a buffer */
+        sizes[frames++] = 100000 + r;
+    }
+    stream_and_check(&f, fd, sizes, frames);
     fx_teardown(&f);
 }
 END_TEST
@@ -1296,7 +1307,7 @@ START_TEST(read_buffer_follows_frame_sizes)
     raw_fd fd = raw_dealer(f.port, 1);
     enum { ROUNDS = 3, RUN = 40 };
     size_t sizes[ROUNDS * (3 * RUN + 1)];
-    size_t frames = 0, total = 0;
+    size_t frames = 0;
     for (size_t r = 0; r < ROUNDS; r++) {
         for (size_t i = 0; i < RUN; i++)
             sizes[frames++] = 600 + (i * 997 + r * 131) % 8000;
@@ -1306,35 +1317,7 @@ START_TEST(read_buffer_follows_frame_sizes)
             sizes[frames++] = 9000 + (i * 1777) % 20000;
         sizes[frames++] = 70000 + r;
     }
-    for (size_t k = 0; k < frames; k++)
-        total += 9 + sizes[k];
-    uint8_t *wire = malloc(total);
-    ck_assert_ptr_nonnull(wire);
-    size_t at = 0;
-    for (size_t k = 0; k < frames; k++) {
-        at += put_header(wire + at, 0, sizes[k], false);
-        for (size_t i = 0; i < sizes[k]; i++)
-            wire[at++] = stream_byte(k, i);
-    }
-    raw_send(fd, wire, at);
-    zlink_msg_t msg;
-    zlink_msg_init(&msg);
-    for (size_t k = 0; k < frames; k++) {
-        char id[16];
-        ck_assert_int_gt(zlink_recv(f.router, id, sizeof id, 0), 0);
-        ck_assert_int_eq(zlink_msg_recv(&msg, f.router, 0), (int)sizes[k]);
-        const uint8_t *body = zlink_msg_data(&msg);
-        for (size_t i = 0; i < sizes[k]; i++)
-            if (body[i] != stream_byte(k, i))
-                ck_abort_msg("frame %zu of size %zu differs at byte %zu", k,
-                             sizes[k], i);
-    }
-    zlink_msg_close(&msg);
-    free(wire);
-    exchange(&f, fd, "small after the stream");
-    raw_close(fd);
-    wait_disconnect(&f);
-    check_good_peer(&f);
+    stream_and_check(&f, fd, sizes, frames);
     fx_teardown(&f);
 }
 END_TEST
