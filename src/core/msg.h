@@ -80,11 +80,16 @@ _Static_assert(offsetof(zl_msg, u) + sizeof(((zl_msg *)0)->u.ref) <=
 /* Copies a message struct, as far as its kind uses it. A pipe slot is two
  * cache lines; a message that fits the short copy writes only the first,
  * and the reader on another core reads only that one back. */
+static inline bool zl_msg_fits_short_copy(const zlink_msg_t *msg)
+{
+    const zl_msg *m = zl_msg_cof(msg);
+    return m->kind != ZL_MSG_INLINE ||
+           m->inline_size <= ZL_MSG_SHORT_COPY - offsetof(zl_msg, u);
+}
+
 static inline void zl_msg_copy_used(zlink_msg_t *dst, const zlink_msg_t *src)
 {
-    const zl_msg *m = zl_msg_cof(src);
-    if (m->kind != ZL_MSG_INLINE ||
-        m->inline_size <= ZL_MSG_SHORT_COPY - offsetof(zl_msg, u))
+    if (zl_msg_fits_short_copy(src))
         memcpy(dst, src, ZL_MSG_SHORT_COPY);
     else
         memcpy(dst, src, sizeof *dst);

@@ -95,6 +95,9 @@ static inline const uint8_t *zl_pipe_routing_id(const zl_pipe *p, size_t *len)
 }
 
 /* Writing. */
+/* p is written by an I/O thread (pipe.c says why it matters). Call it
+ * before p is handed to another thread. */
+void zl_pipe_set_burst_writer(zl_pipe *p);
 /* True when a new message may start: under the HWM and not terminated.
  * False at HWM arms one ZL_CMD_ACTIVATE_WRITE. */
 bool zl_pipe_check_write(zl_pipe *p);

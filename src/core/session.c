@@ -42,6 +42,7 @@ static int create_pipe(zl_session *s, zl_pipe **socket_end)
         return -1;
     zl_pipe_set_owner(*socket_end, &s->socket->mailbox, s->socket);
     zl_pipe_set_owner(ours, &s->base.thread->mailbox, s);
+    zl_pipe_set_burst_writer(ours);
     (*socket_end)->peer_is_session = true;
     s->pipe = ours;
     return 0;
