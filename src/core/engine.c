@@ -118,7 +118,6 @@ struct zl_engine {
      * from another buffer (a future TLS filter's plaintext, say) must name
      * that buffer's block instead, or NULL. */
     zl_content *in_block;
-    size_t in_block_size;    /* its bytes */
     size_t read_buffer_want; /* the size reads want now (choose_read_buffer) */
     unsigned frames_this_read;
     size_t in_pos, in_end;
@@ -170,7 +169,6 @@ static bool acquire_in_buf(zl_engine *e)
 {
     if (!e->in_block) {
         e->in_block = zl_content_alloc(e->read_buffer_want);
-        e->in_block_size = e->read_buffer_want;
         zl_decoder_set_input_owner(&e->decoder, e->in_block);
     }
     return e->in_block != NULL;
@@ -191,7 +189,7 @@ static void release_in_buf(zl_engine *e)
 static bool ensure_in_buf_writable(zl_engine *e)
 {
     if (e->in_block &&
-        (e->in_block_size != e->read_buffer_want ||
+        (e->in_block->size != e->read_buffer_want ||
          atomic_load_explicit(&e->in_block->refs, memory_order_acquire) > 1))
         release_in_buf(e);
     return acquire_in_buf(e);
@@ -883,7 +881,7 @@ static void start_read(zl_engine *e)
     e->read_probe = n == 0 && !e->in_block;
     size_t buffered = !e->in_block                         ? 0
                       : e->read_direct >= READ_BUFFER_SIZE ? DIRECT_TAIL
-                                                           : e->in_block_size;
+                                                           : e->in_block->size;
     if (e->read_probe)
         iov[n++] = (zl_iovec){e->greeting, 0}; /* nothing is read */
     else if (e->in_block)
