@@ -2,11 +2,11 @@
  * built for, found once when the library loads. */
 #include "cache_line.h"
 
+bool zl_cpu_has_prefetchw;
+
 #if (defined(__GNUC__) || defined(__clang__)) &&                               \
     (defined(__x86_64__) || defined(__i386__))
 #include <cpuid.h>
-
-bool zl_cpu_has_prefetchw;
 
 /* PREFETCHW is CPUID 0x80000001 ECX bit 8 (PRFCHW, AMD's 3DNowPrefetch).
  * Intel has it from Broadwell on. A CPU that does not report it gets the
@@ -17,6 +17,4 @@ __attribute__((constructor)) static void detect_cpu_features(void)
     if (__get_cpuid(0x80000001u, &eax, &ebx, &ecx, &edx))
         zl_cpu_has_prefetchw = (ecx >> 8) & 1u;
 }
-#else
-bool zl_cpu_has_prefetchw;
 #endif
