@@ -22,7 +22,7 @@
 zl_socket *zl_socket_from_handle(void *handle)
 {
     zl_socket *s = handle;
-    if (!s || s->magic != ZL_SOCKET_MAGIC || s->closed) {
+    if (!s || s->magic != ZL_SOCKET_MAGIC) {
         errno = ENOTSOCK;
         return NULL;
     }
@@ -915,6 +915,7 @@ int zlink_close(void *handle)
     while (s->pipe_count > 0)
         zl_socket_pipe_done(s, s->pipes[s->pipe_count - 1]);
     s->closed = true;
+    s->magic = ZL_SOCKET_CLOSED_MAGIC;
     zl_ctx_reap(s->ctx, s);
     return 0;
 }

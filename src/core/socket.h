@@ -20,6 +20,9 @@ struct zl_io_object;
 struct zl_monitor;
 
 #define ZL_SOCKET_MAGIC 0x7a6c736bu /* "zlsk" */
+/* A closed socket's magic: its handle is no longer a socket, and one
+ * comparison says so on every call (closed stays for the reaper). */
+#define ZL_SOCKET_CLOSED_MAGIC 0x7a6c6364u /* "zlcd" */
 
 /* Something the socket bound or connected, for unbind/disconnect. */
 typedef struct zl_endpoint_entry {
