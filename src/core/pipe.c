@@ -503,14 +503,19 @@ static void maybe_activate_writer(zl_pipe *p)
         send_cmd(p->peer, ZL_CMD_ACTIVATE_WRITE);
 }
 
-static _Thread_local bool reader_kept_awake ZL_FAST_TLS;
-static _Thread_local bool any_left_awake ZL_FAST_TLS;
+/* One thread-local object, not two: a library reaches each of its
+ * thread-locals through an address it loads first, and a spinning receive
+ * touches both flags around every try. */
+static _Thread_local struct {
+    bool kept;     /* zl_pipe_keep_reader_awake */
+    bool any_left; /* an end was left awake since kept was set */
+} reader_awake ZL_FAST_TLS;
 
 void zl_pipe_keep_reader_awake(bool awake)
 {
-    reader_kept_awake = awake;
+    reader_awake.kept = awake;
     if (awake)
-        any_left_awake = false;
+        reader_awake.any_left = false;
 }
 
 /* A reader that takes each message as soon as it is published follows
@@ -568,9 +573,9 @@ static bool refill(zl_pipe *p)
             return true;
         }
         q->last_look_found = false;
-        if (reader_kept_awake) {
+        if (reader_awake.kept) {
             p->left_awake = true;
-            any_left_awake = true;
+            reader_awake.any_left = true;
             return false;
         }
         if (seen & READER_ASLEEP)
@@ -628,7 +633,10 @@ static void prefetch_ahead(const struct zl_msg_queue *q)
         zl_prefetch_for_write(later->u.ref.content);
 }
 
-zl_pipe_read_result zl_pipe_read(zl_pipe *p, zlink_msg_t *msg)
+/* Inlined where link-time optimisation sees its callers, a fair queue's
+ * read of every message among them (callgrind, inproc PAIR 64 B: 15
+ * instructions a message). */
+ZL_ALWAYS_INLINE zl_pipe_read_result zl_pipe_read(zl_pipe *p, zlink_msg_t *msg)
 {
     struct zl_msg_queue *q = p->in;
     if (p->closed)
@@ -669,7 +677,7 @@ zl_pipe_read_result zl_pipe_read(zl_pipe *p, zlink_msg_t *msg)
 
 bool zl_pipe_any_left_awake(void)
 {
-    return any_left_awake;
+    return reader_awake.any_left;
 }
 
 bool zl_pipe_has_published(zl_pipe *p)
