@@ -1,5 +1,6 @@
 /* test_pipe.c — pipes: order, multipart atomicity, rollback, the HWM and
- * sleep handshakes, termination, release, and a two-thread stress. */
+ * sleep handshakes, pacing, termination, release, and a two-thread
+ * stress. */
 #include <errno.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -331,6 +332,151 @@ START_TEST(test_send_checks_first_part_and_flushes_last)
     ck_assert(!zl_pipe_send(f.a, &msg, false));
     ck_assert_int_eq(errno, EAGAIN);
     zlink_msg_close(&msg);
+    teardown_pair(&f);
+}
+END_TEST
+
+/* ---- Pacing (pipe.c) ---------------------------------------------------- */
+
+/* 256 KiB bodies: the budget of 8 MiB paces from 32 queued, under an HWM of
+ * 100, and wakes the writer at 16. */
+#define LARGE_PART (256 * 1024)
+#define PACE_HWM 100
+#define PACED_AT 32
+
+static void no_free(void *data, void *hint) {}
+
+/* Large bodies share one buffer: where each starts in it says which
+ * message it is. */
+#define LARGE_VALUES 4096
+static char large_buffer[LARGE_PART + LARGE_VALUES];
+
+/* A body of LARGE_PART bytes, a content message as the pool's would be. */
+static void write_large(zl_pipe *p, uint32_t value)
+{
+    zlink_msg_t msg;
+    ck_assert_int_eq(zlink_msg_init_data(&msg,
+                                         large_buffer + value % LARGE_VALUES,
+                                         LARGE_PART, no_free, NULL),
+                     0);
+    ck_assert(zl_pipe_write(p, &msg));
+    zlink_msg_close(&msg);
+    zl_pipe_flush(p);
+}
+
+static void read_large(zl_pipe *p, uint32_t expect)
+{
+    zlink_msg_t msg;
+    ck_assert_int_eq(zl_pipe_read(p, &msg), ZL_PIPE_MSG);
+    ck_assert_uint_eq(zlink_msg_size(&msg), LARGE_PART);
+    ck_assert_ptr_eq(zlink_msg_data(&msg),
+                     large_buffer + expect % LARGE_VALUES);
+    zlink_msg_close(&msg);
+}
+
+/* Writes large messages while zl_pipe_check_send has room; returns how
+ * many, counting from *next. */
+static uint32_t fill_large(zl_pipe *p, uint32_t *next)
+{
+    uint32_t n = 0;
+    while (zl_pipe_check_send(p) == ZL_PIPE_ROOM) {
+        write_large(p, (*next)++);
+        n++;
+        ck_assert_uint_le(n, PACE_HWM);
+    }
+    return n;
+}
+
+/* A queue of large messages paces a send that may wait at the budget, far
+ * under the HWM, and wakes the writer at half of it; the plain HWM check
+ * and a send that does not wait are not refused until the HWM. */
+START_TEST(test_pace_large_messages)
+{
+    fixture f;
+    setup_pair(&f, PACE_HWM, 0);
+    uint32_t next = 0;
+    /* The first large message is written before pacing knows its size. */
+    ck_assert_uint_eq(fill_large(f.a, &next), PACED_AT);
+    ck_assert_int_eq(zl_pipe_check_send(f.a), ZL_PIPE_PACED);
+    ck_assert(zl_pipe_check_write(f.a));
+    ck_assert_uint_eq(zl_pipe_readable_count(f.b), PACED_AT);
+
+    for (uint32_t i = 0; i < PACED_AT / 2 - 1; i++)
+        read_large(f.b, i);
+    ck_assert_int_eq(box_drain(&f.box_a, f.a), 0); /* 17 left */
+    read_large(f.b, PACED_AT / 2 - 1);             /* 16 left */
+    ck_assert_int_eq(box_drain(&f.box_a, f.a), 1);
+    ck_assert_int_eq(f.box_a.counts[ZL_CMD_ACTIVATE_WRITE], 1);
+
+    /* Room for 16 more, then paced again. */
+    ck_assert_uint_eq(fill_large(f.a, &next), PACED_AT / 2);
+
+    /* Not for a send that does not wait: up to the HWM. */
+    zl_pipe_set_pacing(ZL_PIPE_PACE_OFF);
+    ck_assert_uint_eq(fill_large(f.a, &next), PACE_HWM - PACED_AT);
+    ck_assert_int_eq(zl_pipe_check_send(f.a), ZL_PIPE_FULL);
+    zl_pipe_set_pacing(ZL_PIPE_PACE_ON);
+    ck_assert_int_eq(zl_pipe_check_send(f.a), ZL_PIPE_FULL);
+
+    for (uint32_t i = PACED_AT / 2; i < next; i++)
+        read_large(f.b, i);
+    expect_empty(f.b);
+    teardown_pair(&f);
+}
+END_TEST
+
+/* A send that gave up waiting goes ahead, and the queue then paces no more
+ * until its reader has read another budget's worth. */
+START_TEST(test_pace_gave_up_pauses_pacing)
+{
+    fixture f;
+    setup_pair(&f, PACE_HWM, 0);
+    uint32_t next = 0;
+    ck_assert_uint_eq(fill_large(f.a, &next), PACED_AT);
+    zl_pipe_set_pacing(ZL_PIPE_PACE_GAVE_UP);
+    ck_assert_int_eq(zl_pipe_check_send(f.a), ZL_PIPE_ROOM);
+    write_large(f.a, next++);
+    zl_pipe_set_pacing(ZL_PIPE_PACE_ON);
+    /* Paused: the next sends take the queue to the HWM. */
+    ck_assert_uint_eq(fill_large(f.a, &next), PACE_HWM - PACED_AT - 1);
+    ck_assert_int_eq(zl_pipe_check_send(f.a), ZL_PIPE_FULL);
+
+    /* The reader drains to the low-water mark (50) and has then read 50:
+     * pacing is back, and the queue is over its budget. */
+    uint32_t read = 0;
+    while (read < PACE_HWM / 2)
+        read_large(f.b, read++);
+    ck_assert_int_eq(zl_pipe_check_send(f.a), ZL_PIPE_PACED);
+    while (read < next)
+        read_large(f.b, read++);
+    expect_empty(f.b);
+    teardown_pair(&f);
+}
+END_TEST
+
+/* Pacing follows the size of what is written: it stops after a small
+ * message, and does not start where the budget holds no fewer messages
+ * than the HWM. */
+START_TEST(test_pace_follows_message_size)
+{
+    fixture f;
+    setup_pair(&f, PACE_HWM, 0);
+    uint32_t next = 0;
+    ck_assert_uint_eq(fill_large(f.a, &next), PACED_AT);
+    write_value(f.a, 7, 0);
+    zl_pipe_flush(f.a);
+    uint32_t written = PACED_AT + 1;
+    while (zl_pipe_check_send(f.a) == ZL_PIPE_ROOM) {
+        write_value(f.a, 7, 0);
+        ck_assert_uint_le(++written, PACE_HWM);
+    }
+    ck_assert_uint_eq(written, PACE_HWM);
+    teardown_pair(&f);
+
+    setup_pair(&f, PACED_AT / 2, 0);
+    next = 0;
+    ck_assert_uint_eq(fill_large(f.a, &next), PACED_AT / 2);
+    ck_assert_int_eq(zl_pipe_check_send(f.a), ZL_PIPE_FULL);
     teardown_pair(&f);
 }
 END_TEST
@@ -828,6 +974,9 @@ static Suite *suite(void)
     tcase_add_test(tc, test_hwm);
     tcase_add_test(tc, test_hwm_multipart_counts_messages);
     tcase_add_test(tc, test_send_checks_first_part_and_flushes_last);
+    tcase_add_test(tc, test_pace_large_messages);
+    tcase_add_test(tc, test_pace_gave_up_pauses_pacing);
+    tcase_add_test(tc, test_pace_follows_message_size);
     tcase_add_test(tc, test_reader_sleep_one_wakeup);
     tcase_add_test(tc, test_terminate);
     tcase_add_test(tc, test_terminate_wakes_sleeping_reader);

@@ -2,7 +2,10 @@
  * (with ROUTER_MANDATORY) block at SNDHWM and never drop, DONTWAIT gives
  * EAGAIN and SNDTIMEO bounds the wait; messages sent before a peer exists
  * queue up to the HWM unless IMMEDIATE; a ROUTER without ROUTER_MANDATORY
- * drops at the HWM, as libzmq does. Uses a reader thread. */
+ * drops at the HWM, as libzmq does. Large messages are paced (pipe.c)
+ * without changing any of that: DONTWAIT still fills to the HWM, and a
+ * send under the HWM neither fails nor waits forever with no reader. Uses
+ * a reader thread. */
 #include "socket_testutil.h"
 
 #define HWM 10
@@ -21,9 +24,16 @@ static const char *kind_name(int kind)
                                  : "ROUTER";
 }
 
+/* Pacing's size: 256 KiB bodies are paced from 32 queued (8 MiB). */
+#define LARGE_SIZE (256 * 1024)
+#define LARGE_HWM 100
+
+/* 0: the sizes below; else every message's. */
+static size_t fixed_size;
+
 static size_t msg_size(unsigned n)
 {
-    return 500 + (n * 37u) % 3000u;
+    return fixed_size ? fixed_size : 500 + (n * 37u) % 3000u;
 }
 
 typedef struct hwm_fixture {
@@ -130,19 +140,22 @@ static unsigned fill_until_blocked(hwm_fixture *f)
     return n;
 }
 
-START_TEST(hwm_blocks_never_drops)
+/* Case i of the loop tests: a kind over a transport, with this HWM. */
+static void blocks_never_drops(int i, int hwm)
 {
     hwm_fixture f;
-    int kind = _i / HWM_TRANSPORTS;
-    int transport = hwm_transports[_i % HWM_TRANSPORTS];
-    if (!hwm_open(&f, kind, transport, HWM))
+    int kind = i / HWM_TRANSPORTS;
+    int transport = hwm_transports[i % HWM_TRANSPORTS];
+    if (!hwm_open(&f, kind, transport, hwm))
         return;
     unsigned sent = fill_until_blocked(&f);
     if (transport == ZT_INPROC)
-        ck_assert_msg(sent == 2 * HWM, "%s inproc: %u queued, expected %d",
-                      kind_name(kind), sent, 2 * HWM);
+        ck_assert_msg(sent == 2u * (unsigned)hwm,
+                      "%s inproc: %u queued, expected %d", kind_name(kind),
+                      sent, 2 * hwm);
     else
-        ck_assert_msg(sent >= HWM, "%s: only %u queued", kind_name(kind), sent);
+        ck_assert_msg(sent >= (unsigned)hwm, "%s: only %u queued",
+                      kind_name(kind), sent);
 
     /* Blocking send: waits SNDTIMEO, then EAGAIN; nothing is dropped. The
      * kernel may still take a little more (delayed window updates), so a
@@ -174,6 +187,59 @@ START_TEST(hwm_blocks_never_drops)
     zt_recv_part(f.receiver, msg_size(12345), 12345, false);
     hwm_close(&f);
 }
+
+START_TEST(hwm_blocks_never_drops)
+{
+    blocks_never_drops(_i, HWM);
+}
+END_TEST
+
+/* A send with DONTWAIT is never paced: large messages fill to the HWM. */
+START_TEST(large_blocks_never_drops)
+{
+    fixed_size = LARGE_SIZE;
+    blocks_never_drops(_i, LARGE_HWM);
+    fixed_size = 0;
+}
+END_TEST
+
+/* Sends count messages from first, none of which may fail. */
+static void send_all(hwm_fixture *f, unsigned first, unsigned count)
+{
+    for (unsigned n = first; n < first + count; n++)
+        ck_assert_msg(send_numbered(f, n, 0) == 0, "send %u: %s", n,
+                      zlink_strerror(zlink_errno()));
+}
+
+static void recv_all(hwm_fixture *f, unsigned first, unsigned count)
+{
+    for (unsigned n = first; n < first + count; n++)
+        zt_recv_part(f->receiver, msg_size(n), n, false);
+}
+
+/* Blocking sends of large messages under the HWM, with no one reading
+ * while they go: pacing gives up on a reader that does not drain, within
+ * the send's own timeout, and the sends go ahead. With a 1 ms SNDTIMEO
+ * the paced send must not report EAGAIN; with none it must not hang. */
+START_TEST(large_sends_without_reader)
+{
+    hwm_fixture f;
+    int transport = hwm_transports[_i % HWM_TRANSPORTS];
+    fixed_size = LARGE_SIZE;
+    if (!hwm_open(&f, _i / HWM_TRANSPORTS, transport, LARGE_HWM)) {
+        fixed_size = 0;
+        return;
+    }
+    unsigned count = LARGE_HWM * 6 / 10; /* 60: paced from 32 */
+    zt_set_int(f.sender, ZLINK_SNDTIMEO, 1);
+    send_all(&f, 0, count);
+    recv_all(&f, 0, count);
+    zt_set_int(f.sender, ZLINK_SNDTIMEO, -1);
+    send_all(&f, count, count);
+    recv_all(&f, count, count);
+    hwm_close(&f);
+    fixed_size = 0;
+}
 END_TEST
 
 /* ---- a slow reader on another thread ---- */
@@ -183,6 +249,7 @@ END_TEST
 typedef struct reader {
     void *socket;
     unsigned expected;
+    unsigned pause_every; /* messages between 5 ms pauses */
     unsigned received;
     char error[256];
 } reader;
@@ -191,7 +258,7 @@ static void reader_main(void *arg)
 {
     reader *r = arg;
     for (unsigned n = 0; n < r->expected; n++) {
-        if (n % 1000 == 999)
+        if (n % r->pause_every == r->pause_every - 1)
             zl_test_sleep_ms(5); /* slower than the sender */
         zlink_msg_t msg;
         zlink_msg_init(&msg);
@@ -216,18 +283,22 @@ static void reader_main(void *arg)
     }
 }
 
-START_TEST(hwm_slow_reader_gets_everything)
+/* Case i: count messages to a reader on another thread that pauses every
+ * pause_every; each arrives, whole and in order. */
+static void slow_reader_gets_everything(int i, int hwm, unsigned count,
+                                        unsigned pause_every)
 {
     hwm_fixture f;
-    int kind = _i / HWM_TRANSPORTS;
-    int transport = hwm_transports[_i % HWM_TRANSPORTS];
-    if (!hwm_open(&f, kind, transport, 50))
+    int kind = i / HWM_TRANSPORTS;
+    int transport = hwm_transports[i % HWM_TRANSPORTS];
+    if (!hwm_open(&f, kind, transport, hwm))
         return;
-    reader r = {.socket = f.receiver, .expected = SLOW_COUNT};
+    reader r = {
+        .socket = f.receiver, .expected = count, .pause_every = pause_every};
     uv_thread_t thread;
     ck_assert_int_eq(uv_thread_create(&thread, reader_main, &r), 0);
     unsigned sent = 0;
-    for (unsigned n = 0; n < SLOW_COUNT; n++) {
+    for (unsigned n = 0; n < count; n++) {
         if (send_numbered(&f, n, 0) != 0)
             break;
         sent++;
@@ -235,9 +306,23 @@ START_TEST(hwm_slow_reader_gets_everything)
     ck_assert_int_eq(uv_thread_join(&thread), 0);
     ck_assert_msg(r.error[0] == '\0', "%s over %s: %s", kind_name(kind),
                   zt_transport_name(transport), r.error);
-    ck_assert_uint_eq(sent, SLOW_COUNT);
-    ck_assert_uint_eq(r.received, SLOW_COUNT);
+    ck_assert_uint_eq(sent, count);
+    ck_assert_uint_eq(r.received, count);
     hwm_close(&f);
+}
+
+START_TEST(hwm_slow_reader_gets_everything)
+{
+    slow_reader_gets_everything(_i, 50, SLOW_COUNT, 1000);
+}
+END_TEST
+
+/* Paced sends, whose reader's pauses are as long as a paced wait. */
+START_TEST(large_slow_reader_gets_everything)
+{
+    fixed_size = LARGE_SIZE;
+    slow_reader_gets_everything(_i, LARGE_HWM, 300, 40);
+    fixed_size = 0;
 }
 END_TEST
 
@@ -411,6 +496,16 @@ static Suite *hwm_suite(void)
     tcase_add_loop_test(block, hwm_slow_reader_gets_everything, 0,
                         KIND_COUNT * HWM_TRANSPORTS);
     suite_add_tcase(s, block);
+
+    TCase *paced = tcase_create("paced");
+    tcase_set_timeout(paced, 60);
+    tcase_add_loop_test(paced, large_blocks_never_drops, 0,
+                        KIND_COUNT * HWM_TRANSPORTS);
+    tcase_add_loop_test(paced, large_sends_without_reader, 0,
+                        KIND_COUNT * HWM_TRANSPORTS);
+    tcase_add_loop_test(paced, large_slow_reader_gets_everything, 0,
+                        KIND_COUNT * HWM_TRANSPORTS);
+    suite_add_tcase(s, paced);
 
     TCase *early = tcase_create("before_peer");
     tcase_add_loop_test(early, queued_before_peer_exists, 0, 6);

@@ -101,6 +101,30 @@ void zl_pipe_set_burst_writer(zl_pipe *p);
 /* True when a new message may start: under the HWM and not terminated.
  * False at HWM arms one ZL_CMD_ACTIVATE_WRITE. */
 bool zl_pipe_check_write(zl_pipe *p);
+/* Room for a new message in a send that waits when refused: a PAIR's, a
+ * DEALER's, a ROUTER's with ROUTER_MANDATORY (pipe.c, "Pacing"). */
+typedef enum zl_pipe_room {
+    ZL_PIPE_ROOM,
+    ZL_PIPE_FULL,  /* at the HWM or terminated, as zl_pipe_check_write */
+    ZL_PIPE_PACED, /* under the HWM, but the queue holds a pacing budget of
+                    * large messages: ACTIVATE_WRITE is armed */
+} zl_pipe_room;
+zl_pipe_room zl_pipe_check_send(zl_pipe *p);
+
+/* The errno of a send refused with ZL_PIPE_PACED. The socket never returns
+ * it: it waits, at most ZL_PIPE_PACE_WAIT_MS, or retries unpaced. */
+#define ZL_EPACED (ZLINK_HAUSNUMERO + 100)
+#define ZL_PIPE_PACE_WAIT_MS 5
+
+/* This thread's pacing. A send starts with ZL_PIPE_PACE_ON, and the socket
+ * sets another mode only to retry a refused send, and back after it. */
+typedef enum zl_pipe_pacing {
+    ZL_PIPE_PACE_ON,
+    ZL_PIPE_PACE_OFF,    /* the send does not wait: only the HWM refuses */
+    ZL_PIPE_PACE_GAVE_UP /* the send waited its ZL_PIPE_PACE_WAIT_MS */
+} zl_pipe_pacing;
+void zl_pipe_set_pacing(zl_pipe_pacing mode);
+
 /* Moves msg into the pipe; msg is left as an empty message. The reader sees
  * nothing of a multipart message until its last part is written and flushed.
  * Returns false (msg untouched) after terminate, with errno EAGAIN, or
@@ -108,9 +132,9 @@ bool zl_pipe_check_write(zl_pipe *p);
 bool zl_pipe_write(zl_pipe *p, zlink_msg_t *msg);
 /* Publishes complete messages; wakes a sleeping reader. */
 void zl_pipe_flush(zl_pipe *p);
-/* zl_pipe_check_write when first_part (false: -1 with EAGAIN, msg
- * untouched), then zl_pipe_write, then zl_pipe_flush when msg was the last
- * part of its message. */
+/* zl_pipe_check_send when first_part (not ZL_PIPE_ROOM: false with
+ * EAGAIN or ZL_EPACED, msg untouched), then zl_pipe_write, then zl_pipe_flush
+ * when msg was the last part of its message. */
 bool zl_pipe_send(zl_pipe *p, zlink_msg_t *msg, bool first_part);
 /* Drops the parts of an unfinished multipart message. */
 void zl_pipe_rollback(zl_pipe *p);

@@ -387,14 +387,35 @@ static void adapt_spin(zl_socket *s, uint64_t waited)
     s->spins_to_skip = 0;
 }
 
+/* How long a send that a pipe refused for pacing (ZL_EPACED, pipe.h)
+ * waits for its ACTIVATE_WRITE: until ZL_PIPE_PACE_WAIT_MS after the first
+ * refusal (*pace_deadline), and no longer than the send's own limit (wait,
+ * -1 for none). 0 once either has passed: the send then gives up pacing
+ * and is retried, so that a timeout is never reported under the HWM. */
+static int pace_wait_ms(uint64_t *pace_deadline, int wait)
+{
+    uint64_t now = uv_hrtime();
+    if (*pace_deadline == 0)
+        *pace_deadline = now + (uint64_t)ZL_PIPE_PACE_WAIT_MS * 1000000u;
+    if (wait == 0 || now >= *pace_deadline) {
+        zl_pipe_set_pacing(ZL_PIPE_PACE_GAVE_UP);
+        return 0;
+    }
+    int left = (int)((*pace_deadline - now + 999999u) / 1000000u);
+    return wait < 0 || left < wait ? left : wait;
+}
+
+static bool would_block(int err)
+{
+    return err == EAGAIN || err == ZL_EPACED;
+}
+
 /* The rest of with_timeout, once the first try found nothing (or left a
  * pipe awake): commands, the spin, settling, then sleeping until the
- * timeout. Kept out of line so that a try that succeeds at once costs no
- * more than it must. */
-static ZL_NOINLINE int wait_for_op(zl_socket *s,
-                                   int (*op)(zl_socket *, zlink_msg_t *),
-                                   zlink_msg_t *msg, int flags, int timeout,
-                                   bool blocking_receive, bool spin, int rc)
+ * timeout. */
+static int retry_or_wait(zl_socket *s, int (*op)(zl_socket *, zlink_msg_t *),
+                         zlink_msg_t *msg, int flags, int timeout,
+                         bool blocking_receive, bool spin, int rc)
 {
     /* Only a receive that found nothing waits; one that found its message
      * came here to settle pipes, and needs no clock. */
@@ -402,7 +423,7 @@ static ZL_NOINLINE int wait_for_op(zl_socket *s,
     /* Before giving up or sleeping, take in what other threads told us:
      * new pipes (a ROUTER's EHOSTUNREACH may be one of them), room or
      * messages on existing ones. */
-    if (rc != 0 && errno == EAGAIN) {
+    if (rc != 0 && would_block(errno)) {
         rc = zl_socket_process_commands(s, 0);
         if (rc == 0)
             rc = op(s, msg);
@@ -431,26 +452,49 @@ static ZL_NOINLINE int wait_for_op(zl_socket *s,
     }
     if (rc == 0)
         return 0;
-    if (errno != EAGAIN || (flags & ZLINK_DONTWAIT) || timeout == 0)
+    if (!would_block(errno) || (flags & ZLINK_DONTWAIT) || timeout == 0)
         return -1;
     uint64_t deadline =
         timeout > 0 ? uv_hrtime() / 1000000u + (uint64_t)timeout : 0;
+    uint64_t pace_deadline = 0;
     for (;;) {
         int wait = remaining_ms(deadline);
-        if (wait == 0) {
+        bool paced = errno == ZL_EPACED;
+        if (paced) {
+            wait = pace_wait_ms(&pace_deadline, wait);
+        } else if (wait == 0) {
             errno = EAGAIN;
             return -1;
         }
-        if (zl_socket_process_commands(s, wait) != 0)
+        /* A paced wait that ends without a command is no failure. */
+        if (zl_socket_process_commands(s, wait) != 0 &&
+            !(paced && errno == EAGAIN))
             return -1;
         if (op(s, msg) == 0) {
             if (blocking_receive)
                 adapt_spin(s, uv_hrtime() - started);
             return 0;
         }
-        if (errno != EAGAIN)
+        if (!would_block(errno))
             return -1;
     }
+}
+
+/* retry_or_wait, with this thread's pacing (pipe.h) off for a send that
+ * does not wait, and back on for the next send after any. Kept out of line
+ * so that a try that succeeds at once costs no more than it must. */
+static ZL_NOINLINE int wait_for_op(zl_socket *s,
+                                   int (*op)(zl_socket *, zlink_msg_t *),
+                                   zlink_msg_t *msg, int flags, int timeout,
+                                   bool blocking_receive, bool spin, int rc)
+{
+    if ((flags & ZLINK_DONTWAIT) || timeout == 0)
+        zl_pipe_set_pacing(ZL_PIPE_PACE_OFF);
+    rc = retry_or_wait(s, op, msg, flags, timeout, blocking_receive, spin, rc);
+    zl_pipe_set_pacing(ZL_PIPE_PACE_ON);
+    if (rc != 0 && errno == ZL_EPACED)
+        errno = EAGAIN; /* not reached; ZL_EPACED stays inside */
+    return rc;
 }
 
 /* Runs op until it succeeds, fails for a reason other than EAGAIN, or the

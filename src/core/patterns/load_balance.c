@@ -115,15 +115,26 @@ void zl_load_balance_activate(zl_load_balance *lb, zl_pipe *p)
 }
 
 /* The first active pipe with room for a new message, deactivating the full
- * ones on the way; NULL when there is none. */
+ * ones on the way; NULL when there is none, with errno EAGAIN, or
+ * ZL_EPACED when some pipe paced the send (pipe.h). Such a pipe is passed
+ * over but stays active: it is under the HWM, and the send's retry may
+ * take it after all. */
 static zl_pipe *pick_pipe(zl_load_balance *lb)
 {
-    while (lb->active > 0) {
+    size_t paced = 0;
+    while (lb->active > paced) {
         zl_pipe *p = lb->pipes[lb->current];
-        if (zl_pipe_check_write(p))
+        zl_pipe_room room = zl_pipe_check_send(p);
+        if (room == ZL_PIPE_ROOM)
             return p;
-        deactivate(lb, lb->current);
+        if (room == ZL_PIPE_FULL) {
+            deactivate(lb, lb->current);
+        } else {
+            paced++;
+            lb->current = (lb->current + 1) % lb->active;
+        }
     }
+    errno = paced ? ZL_EPACED : EAGAIN;
     return NULL;
 }
 
@@ -143,10 +154,8 @@ int zl_load_balance_send(zl_load_balance *lb, zlink_msg_t *msg)
     }
     if (!lb->more) {
         lb->sending = pick_pipe(lb);
-        if (lb->sending == NULL) {
-            errno = EAGAIN;
+        if (lb->sending == NULL)
             return -1;
-        }
     }
 
     zl_pipe *p = lb->sending;

@@ -402,13 +402,17 @@ static int send_routing_id(zl_socket *s, router_state *r, zlink_msg_t *msg)
         errno = EHOSTUNREACH;
         return -1;
     }
-    if (p != NULL && !zl_pipe_check_write(p)) {
-        if (mandatory) {
-            errno = EAGAIN;
+    /* With ROUTER_MANDATORY the send waits for room, and may be paced
+     * (pipe.h); without, a message for a full pipe is dropped. */
+    if (p != NULL && mandatory) {
+        zl_pipe_room room = zl_pipe_check_send(p);
+        if (room != ZL_PIPE_ROOM) {
+            errno = room == ZL_PIPE_PACED ? ZL_EPACED : EAGAIN;
             return -1;
         }
-        p = NULL;
     }
+    if (p != NULL && !mandatory && !zl_pipe_check_write(p))
+        p = NULL;
     r->current_out = p;
     r->more_out = true;
     drop(msg);
