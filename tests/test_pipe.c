@@ -387,16 +387,24 @@ static uint32_t fill_large(zl_pipe *p, uint32_t *next)
     return n;
 }
 
+/* A pipe of PACE_HWM whose writer has written large messages until paced;
+ * *next is the value the next one carries. */
+static void setup_paced(fixture *f, uint32_t *next)
+{
+    setup_pair(f, PACE_HWM, 0);
+    *next = 0;
+    /* The first large message is written before pacing knows its size. */
+    ck_assert_uint_eq(fill_large(f->a, next), PACED_AT);
+}
+
 /* A queue of large messages paces a send that may wait at the budget, far
  * under the HWM, and wakes the writer at half of it; the plain HWM check
  * and a send that does not wait are not refused until the HWM. */
 START_TEST(test_pace_large_messages)
 {
     fixture f;
-    setup_pair(&f, PACE_HWM, 0);
-    uint32_t next = 0;
-    /* The first large message is written before pacing knows its size. */
-    ck_assert_uint_eq(fill_large(f.a, &next), PACED_AT);
+    uint32_t next;
+    setup_paced(&f, &next);
     ck_assert_int_eq(zl_pipe_check_send(f.a), ZL_PIPE_PACED);
     ck_assert(zl_pipe_check_write(f.a));
     ck_assert_uint_eq(zl_pipe_readable_count(f.b), PACED_AT);
@@ -430,9 +438,8 @@ END_TEST
 START_TEST(test_pace_gave_up_pauses_pacing)
 {
     fixture f;
-    setup_pair(&f, PACE_HWM, 0);
-    uint32_t next = 0;
-    ck_assert_uint_eq(fill_large(f.a, &next), PACED_AT);
+    uint32_t next;
+    setup_paced(&f, &next);
     zl_pipe_set_pacing(ZL_PIPE_PACE_GAVE_UP);
     ck_assert_int_eq(zl_pipe_check_send(f.a), ZL_PIPE_ROOM);
     write_large(f.a, next++);
@@ -460,9 +467,8 @@ END_TEST
 START_TEST(test_pace_follows_message_size)
 {
     fixture f;
-    setup_pair(&f, PACE_HWM, 0);
-    uint32_t next = 0;
-    ck_assert_uint_eq(fill_large(f.a, &next), PACED_AT);
+    uint32_t next;
+    setup_paced(&f, &next);
     write_value(f.a, 7, 0);
     zl_pipe_flush(f.a);
     uint32_t written = PACED_AT + 1;

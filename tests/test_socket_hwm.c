@@ -495,17 +495,14 @@ static Suite *hwm_suite(void)
                         KIND_COUNT * HWM_TRANSPORTS);
     tcase_add_loop_test(block, hwm_slow_reader_gets_everything, 0,
                         KIND_COUNT * HWM_TRANSPORTS);
+    /* Large messages, which are paced. */
+    tcase_add_loop_test(block, large_blocks_never_drops, 0,
+                        KIND_COUNT * HWM_TRANSPORTS);
+    tcase_add_loop_test(block, large_sends_without_reader, 0,
+                        KIND_COUNT * HWM_TRANSPORTS);
+    tcase_add_loop_test(block, large_slow_reader_gets_everything, 0,
+                        KIND_COUNT * HWM_TRANSPORTS);
     suite_add_tcase(s, block);
-
-    TCase *paced = tcase_create("paced");
-    tcase_set_timeout(paced, 60);
-    tcase_add_loop_test(paced, large_blocks_never_drops, 0,
-                        KIND_COUNT * HWM_TRANSPORTS);
-    tcase_add_loop_test(paced, large_sends_without_reader, 0,
-                        KIND_COUNT * HWM_TRANSPORTS);
-    tcase_add_loop_test(paced, large_slow_reader_gets_everything, 0,
-                        KIND_COUNT * HWM_TRANSPORTS);
-    suite_add_tcase(s, paced);
 
     TCase *early = tcase_create("before_peer");
     tcase_add_loop_test(early, queued_before_peer_exists, 0, 6);

@@ -378,25 +378,26 @@ static bool arm_writer_wake(zl_pipe *p, uint64_t limit, uint64_t wake_below)
 static ZL_NOINLINE zl_pipe_room check_room(zl_pipe *p, bool may_pace);
 
 /* Under the quick check's limit by our last look at the reader's count:
- * no shared memory touched. */
-static inline bool check_write(zl_pipe *p)
-{
-    struct zl_msg_queue *q = p->out;
-    if (p->terminated)
-        return false;
-    if (q->written_msgs - q->read_msgs_seen < q->check_limit)
-        return true;
-    return check_room(p, false) == ZL_PIPE_ROOM;
-}
-
-static inline zl_pipe_room check_send(zl_pipe *p)
+ * no shared memory touched. may_pace: the caller waits when refused
+ * (zl_pipe_check_send). */
+static inline zl_pipe_room check_room_quick(zl_pipe *p, bool may_pace)
 {
     struct zl_msg_queue *q = p->out;
     if (p->terminated)
         return ZL_PIPE_FULL;
     if (q->written_msgs - q->read_msgs_seen < q->check_limit)
         return ZL_PIPE_ROOM;
-    return check_room(p, true);
+    return check_room(p, may_pace);
+}
+
+static inline bool check_write(zl_pipe *p)
+{
+    return check_room_quick(p, false) == ZL_PIPE_ROOM;
+}
+
+static inline zl_pipe_room check_send(zl_pipe *p)
+{
+    return check_room_quick(p, true);
 }
 
 /* An I/O thread pushes a whole read's messages back to back, so its slot
