@@ -39,7 +39,7 @@
  * batch, this long, before it takes them (wait_for_batch). */
 #define BATCH_PARTS 32
 #define BATCH_WAIT_NS 1000u
-/* A send that may wait is paced (check_pace) once the queue holds about
+/* A send that may wait is paced ("Pacing") once the queue holds about
  * this many bytes of parts of at least PACE_MIN_PART bytes, and never
  * below PACE_MIN_MSGS messages. */
 #define PACE_BUDGET_BYTES (8u << 20)
@@ -428,11 +428,14 @@ bool zl_pipe_check_write(zl_pipe *p)
  * faults fresh pages in. Such a sender is held back instead at about
  * PACE_BUDGET_BYTES, with the ACTIVATE_WRITE handshake of the HWM (woken at
  * half of it), so that a body is sent while the cache still has it and
- * goes back to the pool to be filled again. bench/zlink_bench with the HWM
- * itself lowered to 32 showed what this is worth, 3 alternating runs:
- * ROUTER_ROUTER_POLL tcp 256 KiB 23k -> 31k msg/s, ipc 20k -> 26k, PAIR
- * ipc 256 KiB 21k -> 26k; lowering the receiving side's HWM gained
- * nothing.
+ * goes back to the pool to be filled again. The bench with the sender's
+ * HWM itself lowered to 32 showed what that is worth, and lowering the
+ * receiver's gained nothing. Paced, against not (two builds, 3 alternating
+ * runs): PAIR ipc 256 KiB 21.9k -> 30.5k msg/s, ROUTER_ROUTER_POLL tcp
+ * 256 KiB 23.6k -> 32.1k, DEALER_ROUTER tcp 256 KiB 21.5k -> 28.5k, PAIR
+ * tcp 64 KiB 67k -> 99k. Budgets of 4 to 16 MiB did alike; with 1 MiB,
+ * where the writer is woken with 2 bodies left, ROUTER_ROUTER_POLL tcp
+ * 256 KiB fell to 22k.
  *
  * It changes no semantics:
  * - Only a pattern that waits at the HWM asks for pacing
