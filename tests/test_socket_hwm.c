@@ -242,6 +242,59 @@ START_TEST(large_sends_without_reader)
 }
 END_TEST
 
+/* A DEALER passes over a peer's pipe that paces it, as it passes over a
+ * full one, and when every pipe paces it, waits and then sends anyway:
+ * with two peers that read nothing until the end, every blocking send
+ * goes through, and each peer gets its share whole and in order. */
+START_TEST(large_dealer_with_paced_peers)
+{
+    enum { PEERS = 2, COUNT = 150 };
+    void *ctx = zt_ctx();
+    void *sender = zt_socket(ctx, ZLINK_DEALER);
+    zt_set_int(sender, ZLINK_SNDHWM, LARGE_HWM);
+    void *peers[PEERS];
+    for (int i = 0; i < PEERS; i++) {
+        char ep[64];
+        snprintf(ep, sizeof ep, "inproc://paced-peer-%d", i);
+        peers[i] = zt_socket(ctx, ZLINK_DEALER);
+        zt_set_int(peers[i], ZLINK_RCVHWM, LARGE_HWM);
+        zt_bind(peers[i], ep);
+        zt_connect(sender, ep);
+    }
+    for (unsigned n = 0; n < COUNT; n++) {
+        zlink_msg_t msg;
+        ck_assert_int_eq(zlink_msg_init_size(&msg, LARGE_SIZE), 0);
+        memset(zlink_msg_data(&msg), 0, LARGE_SIZE);
+        memcpy(zlink_msg_data(&msg), &n, sizeof n);
+        ck_assert_int_eq(zlink_msg_send(&msg, sender, 0), LARGE_SIZE);
+        zlink_msg_close(&msg);
+    }
+    unsigned received = 0;
+    for (int i = 0; i < PEERS; i++) {
+        unsigned last = 0, got = 0;
+        zlink_msg_t msg;
+        zlink_msg_init(&msg);
+        while (zlink_msg_recv(&msg, peers[i], ZLINK_DONTWAIT) >= 0) {
+            unsigned n;
+            ck_assert_uint_eq(zlink_msg_size(&msg), LARGE_SIZE);
+            memcpy(&n, zlink_msg_data(&msg), sizeof n);
+            ck_assert(got == 0 || n > last);
+            last = n;
+            got++;
+        }
+        ck_assert_int_eq(zlink_errno(), EAGAIN);
+        zlink_msg_close(&msg);
+        ck_assert_uint_gt(got, 0);
+        received += got;
+    }
+    ck_assert_uint_eq(received, COUNT);
+    zt_close(sender);
+    for (int i = 0; i < PEERS; i++)
+        zt_close(peers[i]);
+    zt_term(ctx);
+}
+END_TEST
+
 /* ---- a slow reader on another thread ---- */
 
 #define SLOW_COUNT 20000
@@ -502,6 +555,7 @@ static Suite *hwm_suite(void)
                         KIND_COUNT * HWM_TRANSPORTS);
     tcase_add_loop_test(block, large_slow_reader_gets_everything, 0,
                         KIND_COUNT * HWM_TRANSPORTS);
+    tcase_add_test(block, large_dealer_with_paced_peers);
     suite_add_tcase(s, block);
 
     TCase *early = tcase_create("before_peer");
