@@ -242,6 +242,26 @@ START_TEST(large_sends_without_reader)
 }
 END_TEST
 
+/* Pacing is for sends only: a socket whose pipe paces is still writable
+ * for zlink_poll and ZLINK_EVENTS while it is under the HWM, as in
+ * libzmq. inproc, where no I/O thread drains the pipe meanwhile. */
+START_TEST(large_paced_socket_stays_writable)
+{
+    hwm_fixture f;
+    fixed_size = LARGE_SIZE;
+    ck_assert(hwm_open(&f, _i, ZT_INPROC, LARGE_HWM));
+    for (unsigned n = 0; n < LARGE_HWM / 2; n++) /* paced from 32 */
+        ck_assert_int_eq(send_numbered(&f, n, ZLINK_DONTWAIT), 0);
+    ck_assert_int_ne(zt_get_int(f.sender, ZLINK_EVENTS) & ZLINK_POLLOUT, 0);
+    zlink_pollitem_t item = {f.sender, 0, ZLINK_POLLOUT, 0};
+    ck_assert_int_eq(zlink_poll(&item, 1, 0), 1);
+    ck_assert_int_eq(item.revents, ZLINK_POLLOUT);
+    recv_all(&f, 0, LARGE_HWM / 2);
+    hwm_close(&f);
+    fixed_size = 0;
+}
+END_TEST
+
 /* A DEALER passes over a peer's pipe that paces it, as it passes over a
  * full one, and when every pipe paces it, waits and then sends anyway:
  * with two peers that read nothing until the end, every blocking send
@@ -556,6 +576,8 @@ static Suite *hwm_suite(void)
     tcase_add_loop_test(block, large_slow_reader_gets_everything, 0,
                         KIND_COUNT * HWM_TRANSPORTS);
     tcase_add_test(block, large_dealer_with_paced_peers);
+    tcase_add_loop_test(block, large_paced_socket_stays_writable, 0,
+                        KIND_COUNT);
     suite_add_tcase(s, block);
 
     TCase *early = tcase_create("before_peer");

@@ -116,15 +116,23 @@ void zl_load_balance_activate(zl_load_balance *lb, zl_pipe *p)
 
 /* The first active pipe with room for a new message, deactivating the full
  * ones on the way; NULL when there is none, with errno EAGAIN, or
- * ZL_EPACED when some pipe paced the send (pipe.h). Such a pipe is passed
- * over but stays active: it is under the HWM, and the send's retry may
- * take it after all. */
-static zl_pipe *pick_pipe(zl_load_balance *lb)
+ * ZL_EPACED when some pipe paced a send (for_send; pipe.h). Such a pipe is
+ * passed over but stays active: it is under the HWM, and the send's retry
+ * may take it after all. has_out asks without for_send: room is the HWM's,
+ * as POLLOUT is in libzmq. */
+static zl_pipe_room room_in(zl_pipe *p, bool for_send)
+{
+    if (for_send)
+        return zl_pipe_check_send(p);
+    return zl_pipe_check_write(p) ? ZL_PIPE_ROOM : ZL_PIPE_FULL;
+}
+
+static zl_pipe *pick_pipe(zl_load_balance *lb, bool for_send)
 {
     size_t paced = 0;
     while (lb->active > paced) {
         zl_pipe *p = lb->pipes[lb->current];
-        zl_pipe_room room = zl_pipe_check_send(p);
+        zl_pipe_room room = room_in(p, for_send);
         if (room == ZL_PIPE_ROOM)
             return p;
         if (room == ZL_PIPE_FULL) {
@@ -153,7 +161,7 @@ int zl_load_balance_send(zl_load_balance *lb, zlink_msg_t *msg)
         return 0;
     }
     if (!lb->more) {
-        lb->sending = pick_pipe(lb);
+        lb->sending = pick_pipe(lb, true);
         if (lb->sending == NULL)
             return -1;
     }
@@ -186,5 +194,5 @@ bool zl_load_balance_has_out(zl_load_balance *lb)
     /* The rest of a message always goes: to its pipe, or to the floor. */
     if (lb->more || lb->dropping)
         return true;
-    return pick_pipe(lb) != NULL;
+    return pick_pipe(lb, false) != NULL;
 }
