@@ -461,6 +461,26 @@ START_TEST(test_pace_gave_up_pauses_pacing)
 }
 END_TEST
 
+/* A send retried without pacing takes back the wake its refusal armed:
+ * the reader then drains the queue without a command for it. */
+START_TEST(test_pace_retry_disarms_wake)
+{
+    fixture f;
+    uint32_t next;
+    setup_paced(&f, &next);
+    ck_assert_int_eq(zl_pipe_check_send(f.a), ZL_PIPE_PACED);
+    zl_pipe_set_pacing(ZL_PIPE_PACE_OFF);
+    ck_assert_int_eq(zl_pipe_check_send(f.a), ZL_PIPE_ROOM);
+    write_large(f.a, next++);
+    zl_pipe_set_pacing(ZL_PIPE_PACE_ON);
+    for (uint32_t i = 0; i < next; i++)
+        read_large(f.b, i);
+    expect_empty(f.b);
+    ck_assert_int_eq(box_drain(&f.box_a, f.a), 0);
+    teardown_pair(&f);
+}
+END_TEST
+
 /* Pacing follows the size of what is written: it stops after a small
  * message, and does not start where the budget holds no fewer messages
  * than the HWM. */
@@ -982,6 +1002,7 @@ static Suite *suite(void)
     tcase_add_test(tc, test_send_checks_first_part_and_flushes_last);
     tcase_add_test(tc, test_pace_large_messages);
     tcase_add_test(tc, test_pace_gave_up_pauses_pacing);
+    tcase_add_test(tc, test_pace_retry_disarms_wake);
     tcase_add_test(tc, test_pace_follows_message_size);
     tcase_add_test(tc, test_reader_sleep_one_wakeup);
     tcase_add_test(tc, test_terminate);

@@ -486,11 +486,17 @@ static void stop_pacing(struct zl_msg_queue *q)
 static zl_pipe_room pace(zl_pipe *p)
 {
     struct zl_msg_queue *q = p->out;
-    if (pacing == ZL_PIPE_PACE_OFF)
-        return ZL_PIPE_ROOM;
-    if (pacing == ZL_PIPE_PACE_GAVE_UP) {
-        q->pace_suspended = true;
-        q->pace_resume_at = q->read_msgs_seen + q->pace_limit;
+    if (pacing != ZL_PIPE_PACE_ON) {
+        /* The retry of a send this queue refused: the wake that refusal
+         * armed has no one to wait for it, and would only cost the reader
+         * a command and this thread a wakeup. */
+        if (atomic_load_explicit(&q->writer_waiting, memory_order_relaxed))
+            atomic_exchange_explicit(&q->writer_waiting, 0,
+                                     memory_order_relaxed);
+        if (pacing == ZL_PIPE_PACE_GAVE_UP) {
+            q->pace_suspended = true;
+            q->pace_resume_at = q->read_msgs_seen + q->pace_limit;
+        }
         return ZL_PIPE_ROOM;
     }
     if (q->pace_suspended) {
