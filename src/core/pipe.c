@@ -610,7 +610,7 @@ bool zl_pipe_send(zl_pipe *p, zlink_msg_t *msg, bool first_part)
     if (first_part) {
         zl_pipe_room room = check_send(p);
         if (room != ZL_PIPE_ROOM) {
-            errno = room == ZL_PIPE_PACED ? ZL_EPACED : EAGAIN;
+            errno = zl_pipe_refusal_errno(room);
             return false;
         }
     }

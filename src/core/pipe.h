@@ -19,6 +19,7 @@
 #ifndef ZL_PIPE_H
 #define ZL_PIPE_H
 
+#include <errno.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -115,6 +116,12 @@ zl_pipe_room zl_pipe_check_send(zl_pipe *p);
  * it: it waits, at most ZL_PIPE_PACE_WAIT_MS, or retries unpaced. */
 #define ZL_EPACED (ZLINK_HAUSNUMERO + 100)
 #define ZL_PIPE_PACE_WAIT_MS 5
+
+/* The errno of a send that a check refused: ZL_EPACED or EAGAIN. */
+static inline int zl_pipe_refusal_errno(zl_pipe_room room)
+{
+    return room == ZL_PIPE_PACED ? ZL_EPACED : EAGAIN;
+}
 
 /* This thread's pacing. A send starts with ZL_PIPE_PACE_ON, and the socket
  * sets another mode only to retry a refused send, and back after it. */

@@ -407,7 +407,7 @@ static int send_routing_id(zl_socket *s, router_state *r, zlink_msg_t *msg)
     if (p != NULL && mandatory) {
         zl_pipe_room room = zl_pipe_check_send(p);
         if (room != ZL_PIPE_ROOM) {
-            errno = room == ZL_PIPE_PACED ? ZL_EPACED : EAGAIN;
+            errno = zl_pipe_refusal_errno(room);
             return -1;
         }
     }
