@@ -21,13 +21,20 @@
  *      retrying at once on EAGAIN (they never sleep): the copies run on two
  *      cores, and the socket buffer's contents cross between them.
  *
+ * --splice sends each body without the writer's copy: vmsplice maps its
+ * pages into a pipe and splice hands them to the socket, so the reader's
+ * copy is the only one. The loop may do so because it never writes a body
+ * again; a library could not free or refill a body until its peer had read
+ * it. It shows what a zero-copy send would save.
+ *
  * --transport none makes no connection: the one thread only fills each
  * body in turn, as zlink_bench's sender fills every message before it
  * sends it. The inproc cells make no kernel copy, so this fill is what
  * bounds them; at depth 1000 it is also what the sender of a tcp or ipc
  * cell costs on its own.
  *
- * Prints one CSV line: transport,size,depth,threads,count,seconds,msg_s. */
+ * Prints one CSV line: transport,size,depth,threads,count,seconds,msg_s,send
+ * (send: write, splice, or - for transport none). */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <errno.h>
@@ -40,12 +47,16 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
 
 struct run {
     bool tcp;
-    bool fill_only; /* --transport none */
+    bool fill_only;  /* --transport none */
+    bool splice;     /* --splice: vmsplice + splice instead of write */
+    int pipe_fds[2]; /* --splice: [0] read end, [1] write end */
+    size_t in_pipe;  /* --splice: bytes of the current body in the pipe */
     size_t size;
     long count;
     int depth;
@@ -104,10 +115,36 @@ static void connect_pair(bool tcp, int fds[2])
     setsockopt(fds[0], IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
 }
 
+/* The writer's step under --splice: the rest of the body from offset goes
+ * into the pipe once the pipe is empty (it holds a whole body), and on from
+ * the pipe into the socket as far as the socket takes it. in_pipe is then
+ * the next bytes of the body, from offset on. */
+static size_t splice_step(struct run *r, long body, size_t offset)
+{
+    if (r->in_pipe == 0) {
+        struct iovec rest = {r->bodies[body % r->depth] + offset,
+                             r->size - offset};
+        ssize_t n = vmsplice(r->pipe_fds[1], &rest, 1, 0);
+        if (n < 0 && errno != EAGAIN)
+            die("vmsplice");
+        r->in_pipe = n > 0 ? (size_t)n : 0;
+    }
+    ssize_t n = splice(r->pipe_fds[0], NULL, r->writer_fd, NULL, r->in_pipe,
+                       SPLICE_F_NONBLOCK);
+    if (n < 0 && errno != EAGAIN)
+        die("splice");
+    if (n <= 0)
+        return 0;
+    r->in_pipe -= (size_t)n;
+    return (size_t)n;
+}
+
 /* One non-blocking step of each side. Returns the bytes moved, 0 on
  * EAGAIN; any other failure ends the program. */
 static size_t write_step(struct run *r, long body, size_t *offset)
 {
+    if (r->splice)
+        return splice_step(r, body, *offset);
     ssize_t n = write(r->writer_fd, r->bodies[body % r->depth] + *offset,
                       r->size - *offset);
     if (n < 0 && errno != EAGAIN)
@@ -217,10 +254,13 @@ int main(int argc, char **argv)
             r.depth = (int)parse("--depth", value, 1, 100000);
         else if (strcmp(argv[i], "--threads") == 0)
             r.threads = (int)parse("--threads", value, 1, 2);
-        else {
-            fprintf(stderr,
-                    "usage: loopback_raw [--transport tcp|ipc|none] "
-                    "[--size N] [--count N] [--depth N] [--threads 1|2]\n");
+        else if (strcmp(argv[i], "--splice") == 0) {
+            r.splice = true;
+            continue; /* takes no value */
+        } else {
+            fprintf(stderr, "usage: loopback_raw [--transport tcp|ipc|none] "
+                            "[--size N] [--count N] [--depth N] [--threads "
+                            "1|2] [--splice]\n");
             return 2;
         }
         i++;
@@ -241,7 +281,7 @@ int main(int argc, char **argv)
         double start = now_s();
         fill_only(&r);
         double seconds = now_s() - start;
-        printf("none,%zu,%d,1,%ld,%.6f,%.1f\n", r.size, r.depth, r.count,
+        printf("none,%zu,%d,1,%ld,%.6f,%.1f,-\n", r.size, r.depth, r.count,
                seconds, (double)r.count / seconds);
         return 0;
     }
@@ -251,6 +291,13 @@ int main(int argc, char **argv)
     set_nonblocking(fds[1]);
     r.writer_fd = fds[0];
     r.reader_fd = fds[1];
+    if (r.splice) {
+        if (pipe2(r.pipe_fds, O_NONBLOCK) != 0)
+            die("pipe2");
+        /* Room for a whole body, so one vmsplice takes it. */
+        if (fcntl(r.pipe_fds[1], F_SETPIPE_SZ, (int)r.size + 4096) < 0)
+            die("F_SETPIPE_SZ");
+    }
 
     double start = now_s();
     if (r.threads == 1)
@@ -258,7 +305,8 @@ int main(int argc, char **argv)
     else
         two_threads(&r);
     double seconds = now_s() - start;
-    printf("%s,%zu,%d,%d,%ld,%.6f,%.1f\n", r.tcp ? "tcp" : "ipc", r.size,
-           r.depth, r.threads, r.count, seconds, (double)r.count / seconds);
+    printf("%s,%zu,%d,%d,%ld,%.6f,%.1f,%s\n", r.tcp ? "tcp" : "ipc", r.size,
+           r.depth, r.threads, r.count, seconds, (double)r.count / seconds,
+           r.splice ? "splice" : "write");
     return 0;
 }

@@ -693,23 +693,31 @@ run_trie() {
 
 # The large-message cells beside plain write/read loops with no library:
 # the medians of loopback_raw per transport, size, queue depth and thread
-# structure, and this run's PAIR medians (when the matrix ran) for the same
-# transport and size.
+# structure and send path, and this run's PAIR, ROUTER_ROUTER_POLL and
+# PUBSUB medians (when the matrix ran) for the same transport and size.
 run_loopback() {
     local csv=$RESULTS/loopback.csv raw=$RESULTS/loopback_runs.csv
     echo "== plain loopback (bench/loopback_raw.c, no library, $RUNS runs each)"
-    echo "transport,size,depth,threads,count,seconds,msg_s" >"$raw"
-    local t s d th r count
+    echo "transport,size,depth,threads,count,seconds,msg_s,send" >"$raw"
+    local t s d th send r count
     for t in tcp ipc none; do
         for s in 65536 262144; do
             count=$((s > 65536 ? 10000 : 40000))
-            for d in 1 1000; do
+            # Depths: one cached body; the queue pacing holds (8 MiB of
+            # bodies: 128 of 64 KiB, 32 of 256 KiB); the HWM's 1000.
+            for d in 1 $((8388608 / s)) 1000; do
                 for th in 1 2; do
                     [[ $t == none && $th == 2 ]] && continue # no connection
-                    for ((r = 1; r <= RUNS; r++)); do
-                        timeout "$TIMEOUT" "$BIN_DIR/loopback_raw" --transport "$t" \
-                            --size "$s" --count "$count" --depth "$d" --threads "$th" >>"$raw" ||
-                            echo "loopback_raw --transport $t --size $s --depth $d --threads $th: failed" >>"$FAILURES"
+                    for send in write splice; do
+                        # splice only pays on ipc (tcp ran 4-5x slower with
+                        # it), and is measured as one I/O thread runs.
+                        [[ $send == splice && ($t != ipc || $th != 1) ]] && continue
+                        for ((r = 1; r <= RUNS; r++)); do
+                            timeout "$TIMEOUT" "$BIN_DIR/loopback_raw" --transport "$t" \
+                                --size "$s" --count "$count" --depth "$d" --threads "$th" \
+                                $([[ $send == splice ]] && echo --splice) >>"$raw" ||
+                                echo "loopback_raw --transport $t --size $s --depth $d --threads $th --$send: failed" >>"$FAILURES"
+                        done
                     done
                 done
             done
@@ -717,10 +725,10 @@ run_loopback() {
     done
     awk -F, "$AWK_STATS"'
         NR == 1 { next }
-        { k = $1 "," $2 "," $3 "," $4; if (!(k in seen)) { seen[k] = 1; order[++n] = k }
+        { k = $1 "," $2 "," $3 "," $4 "," $8; if (!(k in seen)) { seen[k] = 1; order[++n] = k }
           runs[k] = runs[k] " " $7 }
         END {
-            print "transport,size,depth,threads,runs,msg_s,msg_s_range"
+            print "transport,size,depth,threads,send,runs,msg_s,msg_s_range"
             for (i = 1; i <= n; i++) {
                 k = order[i]
                 printf "%s,%d,%.0f,%s\n", k, split(runs[k], x, " "), median(runs[k]), spread(runs[k])
@@ -731,28 +739,37 @@ run_loopback() {
         echo "\`bench/run.sh --loopback\` (bench/loopback_raw.c): bodies pushed through one loopback"
         echo "connection with no messaging library, unframed, by non-blocking write and read"
         echo "that retry at once. The source bodies are filled once, before the clock. Depth 1"
-        echo "sends one body again and again, always in cache; depth 1000 cycles through as many"
-        echo "bodies as a queue holds at the default high-water mark, so each is sent from memory"
-        echo "the caches have dropped. One thread makes both kernel copies, as an I/O thread that"
-        echo "serves both ends of the connection does; two threads make one copy each, on two"
-        echo "cores. Transport none makes no connection: one thread only fills each body in"
-        echo "turn, as the bench's sender fills each message before it sends it; the inproc"
-        echo "cells make no kernel copy, so this fill bounds them (their PAIR columns show"
-        echo "inproc). Median msg/s of $RUNS runs, with the range."
+        echo "sends one body again and again, always in cache; depth 128 (64 KiB) or 32"
+        echo "(256 KiB) cycles through the 8 MiB of bodies that pacing lets a PAIR, DEALER or"
+        echo "ROUTER queue; depth 1000 through as many bodies as a queue holds at the default"
+        echo "high-water mark, as a PUB's does, so each is sent from memory the caches have"
+        echo "dropped. One thread makes both kernel copies, as an I/O thread that serves both"
+        echo "ends of the connection does; two threads make one copy each, on two cores. Send"
+        echo "splice hands the body's pages to the socket (vmsplice, then splice) instead of"
+        echo "writing them, so only the reader copies: what a zero-copy ipc send would save."
+        echo "Transport none makes no connection: one thread only fills each body in turn, as"
+        echo "the bench's sender fills each message before it sends it; the inproc cells make"
+        echo "no kernel copy, so this fill bounds them (their columns show inproc). Median"
+        echo "msg/s of $RUNS runs, with the range; the last columns are this run's medians of"
+        echo "the matrix for the same transport and size."
         echo
-        echo "| transport | size | depth | threads | msg/s | range | PAIR zlink | PAIR libzmq |"
-        echo "| --- | ---: | ---: | ---: | ---: | --- | ---: | ---: |"
+        echo "| transport | size | depth | threads | send | msg/s | range | PAIR zlink | PAIR libzmq | ROUTER_ROUTER_POLL zlink | ROUTER_ROUTER_POLL libzmq | PUBSUB zlink | PUBSUB libzmq |"
+        echo "| --- | ---: | ---: | ---: | --- | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: |"
         awk -F, -v latest="$RESULTS/latest.csv" '
             BEGIN {
                 while ((getline line < latest) > 0) {
                     split(line, f, ",")
-                    if (f[1] == "thr" && f[2] == "PAIR") { z[f[3] "," f[4]] = f[8]; l[f[3] "," f[4]] = f[9] }
+                    if (f[1] == "thr") { z[f[2] "," f[3] "," f[4]] = f[8]; l[f[2] "," f[3] "," f[4]] = f[9] }
                 }
+            }
+            function cells(pattern, k) {
+                k = pattern "," k
+                return " | " ((k in z) ? z[k] : "") " | " ((k in l) ? l[k] : "")
             }
             NR > 1 {
                 k = ($1 == "none" ? "inproc" : $1) "," $2
-                printf "| %s | %d KiB | %s | %s | %s | %s | %s | %s |\n", $1, $2 / 1024, $3, $4, $6, $7,
-                    (k in z) ? z[k] : "", (k in l) ? l[k] : ""
+                printf "| %s | %d KiB | %s | %s | %s | %s | %s%s%s%s |\n", $1, $2 / 1024, $3, $4, $5, $7, $8,
+                    cells("PAIR", k), cells("ROUTER_ROUTER_POLL", k), cells("PUBSUB", k)
             }' "$csv"
     } >"$RESULTS/loopback.md"
 }
