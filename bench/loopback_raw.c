@@ -25,7 +25,9 @@
  * pages into a pipe and splice hands them to the socket, so the reader's
  * copy is the only one. The loop may do so because it never writes a body
  * again; a library could not free or refill a body until its peer had read
- * it. It shows what a zero-copy send would save.
+ * it. It measures the writer's copy of a body that the writing core has
+ * cached. (Inside zlink the sender fills each body on another core, and
+ * the same send gained nothing there: README.)
  *
  * --transport none makes no connection: the one thread only fills each
  * body in turn, as zlink_bench's sender fills every message before it
