@@ -410,9 +410,9 @@ static int send_routing_id(zl_socket *s, router_state *r, zlink_msg_t *msg)
             errno = zl_pipe_refusal_errno(room);
             return -1;
         }
-    }
-    if (p != NULL && !mandatory && !zl_pipe_check_write(p))
+    } else if (p != NULL && !zl_pipe_check_write(p)) {
         p = NULL;
+    }
     r->current_out = p;
     r->more_out = true;
     drop(msg);
