@@ -738,7 +738,8 @@ run_loopback() {
     {
         echo "\`bench/run.sh --loopback\` (bench/loopback_raw.c): bodies pushed through one loopback"
         echo "connection with no messaging library, unframed, by non-blocking write and read"
-        echo "that retry at once. The source bodies are filled once, before the clock. Depth 1"
+        echo "that retry at once; ipc with zlink's 512 KiB send buffer. The source bodies are"
+        echo "filled once, before the clock. Depth 1"
         echo "sends one body again and again, always in cache; depth 128 (64 KiB) or 32"
         echo "(256 KiB) cycles through the 8 MiB of bodies that pacing lets a PAIR, DEALER or"
         echo "ROUTER queue; depth 1000 through as many bodies as a queue holds at the default"
