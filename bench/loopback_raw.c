@@ -29,14 +29,25 @@
  * cached. (Inside zlink the sender fills each body on another core, and
  * the same send gained nothing there: README.)
  *
+ * --filler fills each body just before it is sent, in a second thread, as
+ * zlink_bench's sender fills each message on its own core before it sends
+ * it: the filler runs up to --depth bodies ahead of the writer and then
+ * waits for it to catch up by half (depth 32 of 256 KiB is the 8 MiB that
+ * pacing lets a queue hold, and a paced sender is woken at half of it;
+ * depth 1000 is about as deep as a PUB's queue grows in a bench run), and
+ * the writer's copy then fetches each body from the filler's core. One I/O
+ * thread only (--threads 1).
+ *
  * --transport none makes no connection: the one thread only fills each
  * body in turn, as zlink_bench's sender fills every message before it
  * sends it. The inproc cells make no kernel copy, so this fill is what
  * bounds them; at depth 1000 it is also what the sender of a tcp or ipc
  * cell costs on its own.
  *
- * Prints one CSV line: transport,size,depth,threads,count,seconds,msg_s,send
- * (send: write, splice, or - for transport none). */
+ * Prints one CSV line:
+ * transport,size,depth,threads,count,seconds,msg_s,send,fill
+ * (send: write, splice, or - for transport none; fill: before, when the
+ * bodies were filled before the clock, or thread, under --filler). */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <errno.h>
@@ -44,6 +55,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -58,10 +70,13 @@
 
 struct run {
     bool tcp;
-    bool fill_only;  /* --transport none */
-    bool splice;     /* --splice: vmsplice + splice instead of write */
-    int pipe_fds[2]; /* --splice: [0] read end, [1] write end */
-    size_t in_pipe;  /* --splice: bytes of the current body in the pipe */
+    bool fill_only;      /* --transport none */
+    bool splice;         /* --splice: vmsplice + splice instead of write */
+    bool filler;         /* --filler: a second thread fills each body */
+    atomic_long filled;  /* --filler: bodies filled, in order */
+    atomic_long written; /* --filler: bodies the writer has finished */
+    int pipe_fds[2];     /* --splice: [0] read end, [1] write end */
+    size_t in_pipe;      /* --splice: bytes of the current body in the pipe */
     size_t size;
     long count;
     int depth;
@@ -92,6 +107,20 @@ static void set_nonblocking(int fd)
         die("fcntl");
 }
 
+/* The congestion control zlink gives a loopback connection
+ * (src/backend/epoll/loopback.c): cubic, or reno, where the system's
+ * default may be bbr, whose pacing split this loop's tcp runs at 256 KiB
+ * between about 28k and 13k msg/s. Set before connect() and listen(), as
+ * zlink does. */
+static void unpace(int fd)
+{
+    static const char *const names[] = {"cubic", "reno"};
+    for (int i = 0; i < 2; i++)
+        if (setsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, names[i],
+                       (socklen_t)strlen(names[i])) == 0)
+            return;
+}
+
 /* A connected pair: [0] writes, [1] reads. */
 static void connect_pair(bool tcp, int fds[2])
 {
@@ -110,11 +139,15 @@ static void connect_pair(bool tcp, int fds[2])
                                .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
     socklen_t len = sizeof addr;
     int listener = socket(AF_INET, SOCK_STREAM, 0);
+    if (listener >= 0)
+        unpace(listener);
     if (listener < 0 || bind(listener, (void *)&addr, sizeof addr) != 0 ||
         listen(listener, 1) != 0 ||
         getsockname(listener, (void *)&addr, &len) != 0)
         die("listen");
     fds[0] = socket(AF_INET, SOCK_STREAM, 0);
+    if (fds[0] >= 0)
+        unpace(fds[0]);
     if (fds[0] < 0 || connect(fds[0], (void *)&addr, sizeof addr) != 0)
         die("connect");
     fds[1] = accept(listener, NULL, NULL);
@@ -185,15 +218,54 @@ static void advance(struct run *r, size_t moved, size_t *offset, long *bodies)
     }
 }
 
+/* Under --filler, whether body n has been filled. */
+static bool body_ready(struct run *r, long n)
+{
+    return !r->filler ||
+           atomic_load_explicit(&r->filled, memory_order_acquire) > n;
+}
+
 static void one_thread(struct run *r)
 {
     long sent = 0, received = 0;
     size_t sent_offset = 0, received_offset = 0;
     while (received < r->count) {
-        if (sent < r->count)
+        if (sent < r->count && body_ready(r, sent)) {
             advance(r, write_step(r, sent, &sent_offset), &sent_offset, &sent);
+            /* write() has copied it: the filler may reuse its slot. */
+            atomic_store_explicit(&r->written, sent, memory_order_release);
+        }
         advance(r, read_step(r, &received_offset), &received_offset, &received);
     }
+}
+
+/* Spins until the writer has finished at least n bodies. */
+static void wait_written(struct run *r, long n)
+{
+    while (atomic_load_explicit(&r->written, memory_order_acquire) < n)
+        ;
+}
+
+/* --filler's thread: fills body i, each time with another byte, and
+ * publishes it. Body i takes the slot of body i - depth, so it waits for
+ * that one to be written; and once it has had to wait, it lets the writer
+ * catch up to half the depth first, as a paced zlink sender is woken at
+ * half its budget (a filler that refilled each slot as it came free ran
+ * 10% slower at depth 32 of 256 KiB over ipc). It spins while it waits,
+ * as the writer does, each on its own core. */
+static void *filler_thread(void *arg)
+{
+    struct run *r = arg;
+    for (long i = 0; i < r->count; i++) {
+        long slot_free_at = i - r->depth + 1;
+        if (atomic_load_explicit(&r->written, memory_order_acquire) <
+            slot_free_at)
+            wait_written(r, i - r->depth / 2);
+        wait_written(r, slot_free_at);
+        memset(r->bodies[i % r->depth], (int)(i & 0x7f), r->size);
+        atomic_store_explicit(&r->filled, i + 1, memory_order_release);
+    }
+    return NULL;
 }
 
 /* Where fill_only leaves a byte of each body, so that no fill can be
@@ -232,6 +304,15 @@ static void two_threads(struct run *r)
     pthread_join(writer, NULL);
 }
 
+static int usage(void)
+{
+    fprintf(stderr, "usage: loopback_raw [--transport tcp|ipc|none] [--size N] "
+                    "[--count N] [--depth N] [--threads 1|2] [--splice | "
+                    "--filler]\n"
+                    "--filler needs --threads 1 and a connection\n");
+    return 2;
+}
+
 static long parse(const char *name, const char *value, long min, long max)
 {
     char *end;
@@ -268,14 +349,18 @@ int main(int argc, char **argv)
         else if (strcmp(argv[i], "--splice") == 0) {
             r.splice = true;
             continue; /* takes no value */
+        } else if (strcmp(argv[i], "--filler") == 0) {
+            r.filler = true;
+            continue;
         } else {
-            fprintf(stderr, "usage: loopback_raw [--transport tcp|ipc|none] "
-                            "[--size N] [--count N] [--depth N] [--threads "
-                            "1|2] [--splice]\n");
-            return 2;
+            return usage();
         }
         i++;
     }
+    /* A filler refills a body once write() has copied it, which a spliced
+     * body's pages would not survive; and it feeds one I/O thread. */
+    if (r.filler && (r.splice || r.threads != 1 || r.fill_only))
+        return usage();
 
     r.bodies = malloc((size_t)r.depth * sizeof *r.bodies);
     r.read_body = malloc(r.size);
@@ -292,8 +377,8 @@ int main(int argc, char **argv)
         double start = now_s();
         fill_only(&r);
         double seconds = now_s() - start;
-        printf("none,%zu,%d,1,%ld,%.6f,%.1f,-\n", r.size, r.depth, r.count,
-               seconds, (double)r.count / seconds);
+        printf("none,%zu,%d,1,%ld,%.6f,%.1f,-,before\n", r.size, r.depth,
+               r.count, seconds, (double)r.count / seconds);
         return 0;
     }
     int fds[2];
@@ -310,14 +395,19 @@ int main(int argc, char **argv)
             die("F_SETPIPE_SZ");
     }
 
+    pthread_t filler;
     double start = now_s();
+    if (r.filler && pthread_create(&filler, NULL, filler_thread, &r) != 0)
+        die("pthread_create");
     if (r.threads == 1)
         one_thread(&r);
     else
         two_threads(&r);
     double seconds = now_s() - start;
-    printf("%s,%zu,%d,%d,%ld,%.6f,%.1f,%s\n", r.tcp ? "tcp" : "ipc", r.size,
+    if (r.filler)
+        pthread_join(filler, NULL);
+    printf("%s,%zu,%d,%d,%ld,%.6f,%.1f,%s,%s\n", r.tcp ? "tcp" : "ipc", r.size,
            r.depth, r.threads, r.count, seconds, (double)r.count / seconds,
-           r.splice ? "splice" : "write");
+           r.splice ? "splice" : "write", r.filler ? "thread" : "before");
     return 0;
 }

@@ -698,8 +698,8 @@ run_trie() {
 run_loopback() {
     local csv=$RESULTS/loopback.csv raw=$RESULTS/loopback_runs.csv
     echo "== plain loopback (bench/loopback_raw.c, no library, $RUNS runs each)"
-    echo "transport,size,depth,threads,count,seconds,msg_s,send" >"$raw"
-    local t s d th send r count
+    echo "transport,size,depth,threads,count,seconds,msg_s,send,fill" >"$raw"
+    local t s d th send fill r count
     for t in tcp ipc none; do
         for s in 65536 262144; do
             count=$((s > 65536 ? 10000 : 40000))
@@ -712,11 +712,17 @@ run_loopback() {
                         # splice only pays on ipc (tcp ran 4-5x slower with
                         # it), and is measured as one I/O thread runs.
                         [[ $send == splice && ($t != ipc || $th != 1) ]] && continue
-                        for ((r = 1; r <= RUNS; r++)); do
-                            timeout "$TIMEOUT" "$BIN_DIR/loopback_raw" --transport "$t" \
-                                --size "$s" --count "$count" --depth "$d" --threads "$th" \
-                                $([[ $send == splice ]] && echo --splice) >>"$raw" ||
-                                echo "loopback_raw --transport $t --size $s --depth $d --threads $th --$send: failed" >>"$FAILURES"
+                        for fill in before thread; do
+                            # A filler thread feeds one I/O thread's writes
+                            # from a queue, as zlink_bench's sender does.
+                            [[ $fill == thread && ($t == none || $th != 1 || $send != write || $d == 1) ]] && continue
+                            for ((r = 1; r <= RUNS; r++)); do
+                                timeout "$TIMEOUT" "$BIN_DIR/loopback_raw" --transport "$t" \
+                                    --size "$s" --count "$count" --depth "$d" --threads "$th" \
+                                    $([[ $send == splice ]] && echo --splice) \
+                                    $([[ $fill == thread ]] && echo --filler) >>"$raw" ||
+                                    echo "loopback_raw --transport $t --size $s --depth $d --threads $th --$send --fill $fill: failed" >>"$FAILURES"
+                            done
                         done
                     done
                 done
@@ -725,10 +731,10 @@ run_loopback() {
     done
     awk -F, "$AWK_STATS"'
         NR == 1 { next }
-        { k = $1 "," $2 "," $3 "," $4 "," $8; if (!(k in seen)) { seen[k] = 1; order[++n] = k }
+        { k = $1 "," $2 "," $3 "," $4 "," $8 "," $9; if (!(k in seen)) { seen[k] = 1; order[++n] = k }
           runs[k] = runs[k] " " $7 }
         END {
-            print "transport,size,depth,threads,send,runs,msg_s,msg_s_range"
+            print "transport,size,depth,threads,send,fill,runs,msg_s,msg_s_range"
             for (i = 1; i <= n; i++) {
                 k = order[i]
                 printf "%s,%d,%.0f,%s\n", k, split(runs[k], x, " "), median(runs[k]), spread(runs[k])
@@ -738,8 +744,13 @@ run_loopback() {
     {
         echo "\`bench/run.sh --loopback\` (bench/loopback_raw.c): bodies pushed through one loopback"
         echo "connection with no messaging library, unframed, by non-blocking write and read"
-        echo "that retry at once; ipc with zlink's 512 KiB send buffer. The source bodies are"
-        echo "filled once, before the clock. Depth 1"
+        echo "that retry at once; ipc with zlink's 512 KiB send buffer, tcp with the congestion"
+        echo "control zlink gives loopback (cubic). Fill before: the source bodies are filled"
+        echo "once, before the clock. Fill thread: a second thread fills each body just before"
+        echo "it is sent, as the bench's sender fills each message on its own core, up to depth"
+        echo "bodies ahead of the writer, and then waits for it to catch up by half, as a paced"
+        echo "zlink sender is woken at half its budget; this is the loop built as zlink runs"
+        echo "these cells, and the one to read the throughput columns beside. Depth 1"
         echo "sends one body again and again, always in cache; depth 128 (64 KiB) or 32"
         echo "(256 KiB) cycles through the 8 MiB of bodies that pacing lets a PAIR, DEALER or"
         echo "ROUTER queue; depth 1000 through as many bodies as a queue holds at the default"
@@ -756,8 +767,8 @@ run_loopback() {
         echo "msg/s of $RUNS runs, with the range; the last columns are this run's medians of"
         echo "the matrix for the same transport and size."
         echo
-        echo "| transport | size | depth | threads | send | msg/s | range | PAIR zlink | PAIR libzmq | ROUTER_ROUTER_POLL zlink | ROUTER_ROUTER_POLL libzmq | PUBSUB zlink | PUBSUB libzmq |"
-        echo "| --- | ---: | ---: | ---: | --- | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: |"
+        echo "| transport | size | depth | threads | send | fill | msg/s | range | PAIR zlink | PAIR libzmq | ROUTER_ROUTER_POLL zlink | ROUTER_ROUTER_POLL libzmq | PUBSUB zlink | PUBSUB libzmq |"
+        echo "| --- | ---: | ---: | ---: | --- | --- | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: |"
         awk -F, -v latest="$RESULTS/latest.csv" '
             BEGIN {
                 while ((getline line < latest) > 0) {
@@ -771,7 +782,7 @@ run_loopback() {
             }
             NR > 1 {
                 k = ($1 == "none" ? "inproc" : $1) "," $2
-                printf "| %s | %d KiB | %s | %s | %s | %s | %s%s%s%s |\n", $1, $2 / 1024, $3, $4, $5, $7, $8,
+                printf "| %s | %d KiB | %s | %s | %s | %s | %s | %s%s%s%s |\n", $1, $2 / 1024, $3, $4, $5, $6, $8, $9,
                     cells("PAIR", k), cells("ROUTER_ROUTER_POLL", k), cells("PUBSUB", k)
             }' "$csv"
     } >"$RESULTS/loopback.md"
