@@ -741,6 +741,14 @@ run_loopback() {
             }
         }' "$raw" >"$csv"
     column -s, -t <"$csv"
+    write_loopback_md
+}
+
+# bench/results/loopback.md from loopback.csv and this run's matrix
+# (latest.csv): the loops' table, then zlink beside the loop built as zlink
+# runs the large cells. --report-only rewrites it too.
+write_loopback_md() {
+    local csv=$RESULTS/loopback.csv
     {
         echo "\`bench/run.sh --loopback\` (bench/loopback_raw.c): bodies pushed through one loopback"
         echo "connection with no messaging library, unframed, by non-blocking write and read"
@@ -784,6 +792,34 @@ run_loopback() {
                 k = ($1 == "none" ? "inproc" : $1) "," $2
                 printf "| %s | %d KiB | %s | %s | %s | %s | %s | %s%s%s%s |\n", $1, $2 / 1024, $3, $4, $5, $6, $8, $9,
                     cells("PAIR", k), cells("ROUTER_ROUTER_POLL", k), cells("PUBSUB", k)
+            }' "$csv"
+        echo
+        echo "zlink beside the loop built as zlink runs these cells (one thread, fill thread):"
+        echo "a pattern that waits at the HWM is paced, so its loop runs 8 MiB of bodies ahead;"
+        echo "a PUB never waits, so its loop runs 1000 ahead. zlink / loop is the share of the"
+        echo "bare loop's rate that zlink reaches, in this run."
+        echo
+        echo "| transport | size | pattern | loop depth | loop msg/s | zlink msg/s | zlink / loop | libzmq msg/s | zlink / libzmq |"
+        echo "| --- | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: |"
+        awk -F, -v latest="$RESULTS/latest.csv" '
+            BEGIN {
+                while ((getline line < latest) > 0) {
+                    split(line, f, ",")
+                    if (f[1] == "thr") { z[f[2] "," f[3] "," f[4]] = f[8]; l[f[2] "," f[3] "," f[4]] = f[9] }
+                }
+            }
+            NR > 1 && $4 == 1 && $5 == "write" && $6 == "thread" { loop[$1 "," $2 "," $3] = $8 }
+            END {
+                np = split("PAIR DEALER_DEALER DEALER_ROUTER ROUTER_ROUTER ROUTER_ROUTER_POLL PUBSUB", pats, " ")
+                split("tcp ipc", ts, " "); split("65536 262144", ss, " ")
+                for (i = 1; i <= 2; i++) for (j = 1; j <= 2; j++) for (k = 1; k <= np; k++) {
+                    t = ts[i]; sz = ss[j]; p = pats[k]
+                    d = p == "PUBSUB" ? 1000 : 8388608 / sz
+                    c = p "," t "," sz
+                    if (!((t "," sz "," d) in loop) || !(c in z) || z[c] == 0 || l[c] == 0) continue
+                    lp = loop[t "," sz "," d]
+                    printf "| %s | %d KiB | %s | %d | %s | %s | %.0f%% | %s | %.2fx |\n", t, sz / 1024, p, d, lp, z[c], 100 * z[c] / lp, l[c], z[c] / l[c]
+                }
             }' "$csv"
     } >"$RESULTS/loopback.md"
 }
@@ -866,6 +902,7 @@ if ((REPORT_ONLY)); then
         aggregate "$RESULTS/raw.csv" "$RESULTS/latest.csv" "$RESULTS/latest.md" >/dev/null
         append_options "$BIN_DIR/zlink_bench_libzmq" >>"$RESULTS/latest.md"
     fi
+    [[ -f $RESULTS/loopback.csv ]] && write_loopback_md
     write_report
     exit 0
 fi
