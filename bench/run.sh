@@ -691,6 +691,17 @@ run_trie() {
 
 # ---- plain loopback --------------------------------------------------------
 
+# Loads this run's throughput medians (latest.csv, given as -v latest=FILE)
+# into z (zlink) and l (libzmq), keyed "pattern,transport,size".
+AWK_LATEST='
+BEGIN {
+    while ((getline line < latest) > 0) {
+        split(line, f, ",")
+        if (f[1] == "thr") { z[f[2] "," f[3] "," f[4]] = f[8]; l[f[2] "," f[3] "," f[4]] = f[9] }
+    }
+}
+'
+
 # The large-message cells beside plain write/read loops with no library:
 # the medians of loopback_raw per transport, size, queue depth and thread
 # structure and send path, and this run's PAIR, ROUTER_ROUTER_POLL and
@@ -777,13 +788,7 @@ write_loopback_md() {
         echo
         echo "| transport | size | depth | threads | send | fill | msg/s | range | PAIR zlink | PAIR libzmq | ROUTER_ROUTER_POLL zlink | ROUTER_ROUTER_POLL libzmq | PUBSUB zlink | PUBSUB libzmq |"
         echo "| --- | ---: | ---: | ---: | --- | --- | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: |"
-        awk -F, -v latest="$RESULTS/latest.csv" '
-            BEGIN {
-                while ((getline line < latest) > 0) {
-                    split(line, f, ",")
-                    if (f[1] == "thr") { z[f[2] "," f[3] "," f[4]] = f[8]; l[f[2] "," f[3] "," f[4]] = f[9] }
-                }
-            }
+        awk -F, -v latest="$RESULTS/latest.csv" "$AWK_LATEST"'
             function cells(pattern, k) {
                 k = pattern "," k
                 return " | " ((k in z) ? z[k] : "") " | " ((k in l) ? l[k] : "")
@@ -801,13 +806,7 @@ write_loopback_md() {
         echo
         echo "| transport | size | pattern | loop depth | loop msg/s | zlink msg/s | zlink / loop | libzmq msg/s | zlink / libzmq |"
         echo "| --- | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: |"
-        awk -F, -v latest="$RESULTS/latest.csv" '
-            BEGIN {
-                while ((getline line < latest) > 0) {
-                    split(line, f, ",")
-                    if (f[1] == "thr") { z[f[2] "," f[3] "," f[4]] = f[8]; l[f[2] "," f[3] "," f[4]] = f[9] }
-                }
-            }
+        awk -F, -v latest="$RESULTS/latest.csv" "$AWK_LATEST"'
             NR > 1 && $4 == 1 && $5 == "write" && $6 == "thread" { loop[$1 "," $2 "," $3] = $8 }
             END {
                 np = split("PAIR DEALER_DEALER DEALER_ROUTER ROUTER_ROUTER ROUTER_ROUTER_POLL PUBSUB", pats, " ")
