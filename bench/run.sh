@@ -732,7 +732,7 @@ run_loopback() {
                                     --size "$s" --count "$count" --depth "$d" --threads "$th" \
                                     $([[ $send == splice ]] && echo --splice) \
                                     $([[ $fill == thread ]] && echo --filler) >>"$raw" ||
-                                    echo "loopback_raw --transport $t --size $s --depth $d --threads $th --$send --fill $fill: failed" >>"$FAILURES"
+                                    echo "loopback_raw --transport $t --size $s --depth $d --threads $th $([[ $send == splice ]] && echo --splice) $([[ $fill == thread ]] && echo --filler): failed" >>"$FAILURES"
                             done
                         done
                     done
