@@ -127,6 +127,17 @@ write_loopback_md() {
     } >"$RESULTS/loopback.md"
 }
 
+# One section of the report: a heading and the table a mode wrote, when
+# that mode ran.
+report_section() {
+    local title=$1 table=$2
+    [[ -f $table ]] || return 0
+    echo "## $title"
+    echo
+    cat "$table"
+    echo
+}
+
 write_report() {
     local report=$ROOT/bench/RESULTS.md svg=$ROOT/bench/ratios.svg
     local model
@@ -152,36 +163,11 @@ write_report() {
             cat "$RESULTS/latest.md"
             echo
         fi
-        if [[ -f $RESULTS/syscalls.md ]]; then
-            echo "## Syscalls per message"
-            echo
-            cat "$RESULTS/syscalls.md"
-            echo
-        fi
-        if [[ -f $RESULTS/callgrind.md ]]; then
-            echo "## Instructions per message"
-            echo
-            cat "$RESULTS/callgrind.md"
-            echo
-        fi
-        if [[ -f $RESULTS/idle_memory.md ]]; then
-            echo "## Idle memory per connection"
-            echo
-            cat "$RESULTS/idle_memory.md"
-            echo
-        fi
-        if [[ -f $RESULTS/trie.md ]]; then
-            echo "## Subscription match rate"
-            echo
-            cat "$RESULTS/trie.md"
-            echo
-        fi
-        if [[ -f $RESULTS/loopback.md ]]; then
-            echo "## Plain loopback (no library)"
-            echo
-            cat "$RESULTS/loopback.md"
-            echo
-        fi
+        report_section "Syscalls per message" "$RESULTS/syscalls.md"
+        report_section "Instructions per message" "$RESULTS/callgrind.md"
+        report_section "Idle memory per connection" "$RESULTS/idle_memory.md"
+        report_section "Subscription match rate" "$RESULTS/trie.md"
+        report_section "Plain loopback (no library)" "$RESULTS/loopback.md"
         if [[ -s $FAILURES ]]; then
             echo "## Failures"
             echo
