@@ -351,6 +351,13 @@ static ZL_NOINLINE bool ensure_next_chunk(struct zl_msg_queue *q)
     return true;
 }
 
+/* The writer takes back the ACTIVATE_WRITE it armed. If the reader won the
+ * exchange, the command it sends is spurious, and costs only a look. */
+static void take_back_writer_wake(struct zl_msg_queue *q)
+{
+    atomic_exchange_explicit(&q->writer_waiting, 0, memory_order_relaxed);
+}
+
 /* The queue holds limit messages or more: arms one ACTIVATE_WRITE for
  * when the reader has drained it to wake_below, then looks once more.
  * True when the queue turned out to be under limit after all. */
@@ -368,8 +375,7 @@ static bool arm_writer_wake(zl_pipe *p, uint64_t limit, uint64_t wake_below)
     q->read_msgs_seen =
         atomic_load_explicit(&q->msgs_read, memory_order_relaxed);
     if (q->written_msgs - q->read_msgs_seen < limit) {
-        /* If the reader won the exchange, its ACTIVATE_WRITE is spurious. */
-        atomic_exchange_explicit(&q->writer_waiting, 0, memory_order_relaxed);
+        take_back_writer_wake(q);
         return true;
     }
     return false;
@@ -491,8 +497,7 @@ static zl_pipe_room pace(zl_pipe *p)
          * armed has no one to wait for it, and would only cost the reader
          * a command and this thread a wakeup. */
         if (atomic_load_explicit(&q->writer_waiting, memory_order_relaxed))
-            atomic_exchange_explicit(&q->writer_waiting, 0,
-                                     memory_order_relaxed);
+            take_back_writer_wake(q);
         if (pacing == ZL_PIPE_PACE_GAVE_UP) {
             q->pace_suspended = true;
             q->pace_resume_at = q->read_msgs_seen + q->pace_limit;
