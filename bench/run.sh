@@ -674,12 +674,13 @@ run_loopback() {
                             # A filler thread feeds one I/O thread's writes
                             # from a queue, as zlink_bench's sender does.
                             [[ $fill == thread && ($t == none || $th != 1 || $send != write || $d == 1) ]] && continue
+                            local args=(--transport "$t" --size "$s" --count "$count"
+                                --depth "$d" --threads "$th")
+                            [[ $send == splice ]] && args+=(--splice)
+                            [[ $fill == thread ]] && args+=(--filler)
                             for ((r = 1; r <= RUNS; r++)); do
-                                timeout "$TIMEOUT" "$BIN_DIR/loopback_raw" --transport "$t" \
-                                    --size "$s" --count "$count" --depth "$d" --threads "$th" \
-                                    $([[ $send == splice ]] && echo --splice) \
-                                    $([[ $fill == thread ]] && echo --filler) >>"$raw" ||
-                                    echo "loopback_raw --transport $t --size $s --depth $d --threads $th $([[ $send == splice ]] && echo --splice) $([[ $fill == thread ]] && echo --filler): failed" >>"$FAILURES"
+                                timeout "$TIMEOUT" "$BIN_DIR/loopback_raw" "${args[@]}" >>"$raw" ||
+                                    echo "loopback_raw ${args[*]}: failed" >>"$FAILURES"
                             done
                         done
                     done
