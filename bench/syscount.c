@@ -68,18 +68,46 @@ static int is_socket(int fd)
     return k == 1;
 }
 
+/* Every wrapped call counts once in C_TOTAL and once under its kind. */
+static void count_call(enum counter kind)
+{
+    bump(C_TOTAL);
+    bump(kind);
+}
+
+static void count_io(enum counter kind, enum counter eagain, ssize_t rc)
+{
+    count_call(kind);
+    if (rc < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+        bump(eagain);
+}
+
 static void count_recv(ssize_t rc)
 {
-    bump(C_RECV);
-    if (rc < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
-        bump(C_RECV_EAGAIN);
+    count_io(C_RECV, C_RECV_EAGAIN, rc);
 }
 
 static void count_send(ssize_t rc)
 {
-    bump(C_SEND);
-    if (rc < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
-        bump(C_SEND_EAGAIN);
+    count_io(C_SEND, C_SEND_EAGAIN, rc);
+}
+
+/* read/readv and write/writev: socket I/O on a socket, a wakeup (eventfd or
+ * pipe) on anything else. */
+static void count_read(int fd, ssize_t rc)
+{
+    if (is_socket(fd))
+        count_recv(rc);
+    else
+        count_call(C_WAKE_READ);
+}
+
+static void count_write(int fd, ssize_t rc)
+{
+    if (is_socket(fd))
+        count_send(rc);
+    else
+        count_call(C_WAKE_WRITE);
 }
 
 #define REAL(name) real_##name
@@ -136,7 +164,6 @@ EXPORT ssize_t recv(int fd, void *buf, size_t len, int flags)
 {
     ENSURE(recv);
     ssize_t rc = REAL(recv)(fd, buf, len, flags);
-    bump(C_TOTAL);
     count_recv(rc);
     return rc;
 }
@@ -146,7 +173,6 @@ EXPORT ssize_t recvfrom(int fd, void *buf, size_t len, int flags,
 {
     ENSURE(recvfrom);
     ssize_t rc = REAL(recvfrom)(fd, buf, len, flags, addr, addrlen);
-    bump(C_TOTAL);
     count_recv(rc);
     return rc;
 }
@@ -155,7 +181,6 @@ EXPORT ssize_t recvmsg(int fd, struct msghdr *msg, int flags)
 {
     ENSURE(recvmsg);
     ssize_t rc = REAL(recvmsg)(fd, msg, flags);
-    bump(C_TOTAL);
     count_recv(rc);
     return rc;
 }
@@ -164,11 +189,7 @@ EXPORT ssize_t read(int fd, void *buf, size_t len)
 {
     ENSURE(read);
     ssize_t rc = REAL(read)(fd, buf, len);
-    bump(C_TOTAL);
-    if (is_socket(fd))
-        count_recv(rc);
-    else
-        bump(C_WAKE_READ);
+    count_read(fd, rc);
     return rc;
 }
 
@@ -176,11 +197,7 @@ EXPORT ssize_t readv(int fd, const struct iovec *iov, int n)
 {
     ENSURE(readv);
     ssize_t rc = REAL(readv)(fd, iov, n);
-    bump(C_TOTAL);
-    if (is_socket(fd))
-        count_recv(rc);
-    else
-        bump(C_WAKE_READ);
+    count_read(fd, rc);
     return rc;
 }
 
@@ -188,7 +205,6 @@ EXPORT ssize_t send(int fd, const void *buf, size_t len, int flags)
 {
     ENSURE(send);
     ssize_t rc = REAL(send)(fd, buf, len, flags);
-    bump(C_TOTAL);
     count_send(rc);
     return rc;
 }
@@ -198,7 +214,6 @@ EXPORT ssize_t sendto(int fd, const void *buf, size_t len, int flags,
 {
     ENSURE(sendto);
     ssize_t rc = REAL(sendto)(fd, buf, len, flags, addr, addrlen);
-    bump(C_TOTAL);
     count_send(rc);
     return rc;
 }
@@ -207,7 +222,6 @@ EXPORT ssize_t sendmsg(int fd, const struct msghdr *msg, int flags)
 {
     ENSURE(sendmsg);
     ssize_t rc = REAL(sendmsg)(fd, msg, flags);
-    bump(C_TOTAL);
     count_send(rc);
     return rc;
 }
@@ -216,11 +230,7 @@ EXPORT ssize_t write(int fd, const void *buf, size_t len)
 {
     ENSURE(write);
     ssize_t rc = REAL(write)(fd, buf, len);
-    bump(C_TOTAL);
-    if (is_socket(fd))
-        count_send(rc);
-    else
-        bump(C_WAKE_WRITE);
+    count_write(fd, rc);
     return rc;
 }
 
@@ -228,11 +238,7 @@ EXPORT ssize_t writev(int fd, const struct iovec *iov, int n)
 {
     ENSURE(writev);
     ssize_t rc = REAL(writev)(fd, iov, n);
-    bump(C_TOTAL);
-    if (is_socket(fd))
-        count_send(rc);
-    else
-        bump(C_WAKE_WRITE);
+    count_write(fd, rc);
     return rc;
 }
 
@@ -241,8 +247,7 @@ EXPORT int epoll_wait(int epfd, struct epoll_event *events, int max,
 {
     ENSURE(epoll_wait);
     int rc = REAL(epoll_wait)(epfd, events, max, timeout);
-    bump(C_TOTAL);
-    bump(C_EPOLL_WAIT);
+    count_call(C_EPOLL_WAIT);
     return rc;
 }
 
@@ -251,8 +256,7 @@ EXPORT int epoll_pwait(int epfd, struct epoll_event *events, int max,
 {
     ENSURE(epoll_pwait);
     int rc = REAL(epoll_pwait)(epfd, events, max, timeout, mask);
-    bump(C_TOTAL);
-    bump(C_EPOLL_WAIT);
+    count_call(C_EPOLL_WAIT);
     return rc;
 }
 
@@ -260,8 +264,7 @@ EXPORT int poll(struct pollfd *fds, nfds_t n, int timeout)
 {
     ENSURE(poll);
     int rc = REAL(poll)(fds, n, timeout);
-    bump(C_TOTAL);
-    bump(C_POLL);
+    count_call(C_POLL);
     return rc;
 }
 
@@ -270,8 +273,7 @@ EXPORT int ppoll(struct pollfd *fds, nfds_t n, const struct timespec *ts,
 {
     ENSURE(ppoll);
     int rc = REAL(ppoll)(fds, n, ts, mask);
-    bump(C_TOTAL);
-    bump(C_POLL);
+    count_call(C_POLL);
     return rc;
 }
 
