@@ -37,6 +37,7 @@ TIMEOUT=60
 CONNS=10000
 BURST=100 # messages per burst of the latency-after-a-burst rows
 DO_BUILD=1
+BUILD_DIR_GIVEN=0
 MATRIX=""
 DO_SYSCALLS=0
 DO_CALLGRIND=0
@@ -69,7 +70,7 @@ while (($#)); do
     --conns) CONNS=$2; shift ;;
     --runs) RUNS=$2; shift ;;
     --timeout) TIMEOUT=$2; shift ;;
-    --build-dir) BUILD_DIR=$2; shift ;;
+    --build-dir) BUILD_DIR=$2; BUILD_DIR_GIVEN=1; shift ;;
     --results) RESULTS=$2; shift ;;
     --no-build) DO_BUILD=0 ;;
     --patterns) PATTERNS_OVERRIDE=$2; shift ;;
@@ -718,7 +719,16 @@ if ((REPORT_ONLY)); then
     [[ -f $META ]] || { echo "run.sh: no $META; run with --report first" >&2; exit 1; }
     # shellcheck disable=SC1090
     source "$META"
+    # The options table asks the run's own build; a report from before
+    # RUN_BUILD_DIR was recorded needs --build-dir.
+    if ((!BUILD_DIR_GIVEN)) && [[ -n ${RUN_BUILD_DIR:-} ]]; then
+        BIN_DIR=$RUN_BUILD_DIR/bench
+    fi
     if [[ -f $RESULTS/raw.csv ]]; then
+        [[ -x $BIN_DIR/zlink_bench_libzmq ]] || {
+            echo "run.sh: --report-only needs the run's build, and $BIN_DIR/zlink_bench_libzmq is not there; give it with --build-dir DIR" >&2
+            exit 1
+        }
         aggregate "$RESULTS/raw.csv" "$RESULTS/latest.csv" "$RESULTS/latest.md" >/dev/null
         append_options "$BIN_DIR/zlink_bench_libzmq" >>"$RESULTS/latest.md"
     fi
@@ -729,8 +739,8 @@ fi
 # A report reflects this run only.
 if ((DO_REPORT)); then
     rm -f "$RESULTS"/{latest,syscalls,callgrind,idle_memory,trie,loopback}.{csv,md}
-    printf 'COMMAND=%q\nSTARTED=%q\nRUNS=%q\nCOMMIT=%q\n' "$COMMAND" \
-        "$STARTED" "$RUNS" "$COMMIT" >"$META"
+    printf 'COMMAND=%q\nSTARTED=%q\nRUNS=%q\nCOMMIT=%q\nRUN_BUILD_DIR=%q\n' \
+        "$COMMAND" "$STARTED" "$RUNS" "$COMMIT" "$BUILD_DIR" >"$META"
 fi
 [[ -n $MATRIX ]] && run_matrix
 ((DO_SYSCALLS)) && run_syscalls
