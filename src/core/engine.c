@@ -16,9 +16,11 @@
 #include "pipe.h"
 #include "session.h"
 #include "small_copy.h"
+#include "transport/stream.h"
 #include "zmtp/zmtp.h"
 
 typedef enum zl_engine_state {
+    ZL_ENGINE_TRANSPORT, /* waiting for the stream's handshake (TLS, ws) */
     ZL_ENGINE_GREETING,  /* waiting for the peer's 64-byte greeting */
     ZL_ENGINE_HANDSHAKE, /* waiting for the peer's READY */
     ZL_ENGINE_ACTIVE,    /* framing messages both ways */
@@ -96,7 +98,8 @@ struct zl_engine {
     zl_engine_state state;
     zl_session *session;
     zl_loop *loop;
-    zl_handle *handle;
+    zl_stream *stream;
+    zl_op transport_op; /* the stream's handshake */
     int socket_type;
     /* Ours, announced in READY; NULL when empty, as it usually is, so that
      * a connection does not carry 256 bytes for it. */
@@ -247,9 +250,9 @@ static void close_connection(zl_engine *e, bool protocol)
         return;
     e->state = ZL_ENGINE_CLOSED;
     stop_timers(e);
-    if (e->handle) {
-        zl_handle_close(e->handle);
-        e->handle = NULL;
+    if (e->stream) {
+        zl_stream_close(e->stream);
+        e->stream = NULL;
     }
     zl_session *s = e->session;
     e->session = NULL;
@@ -269,14 +272,24 @@ static void handshake_failed(zl_engine *e, uint32_t reason)
     fail(e, true);
 }
 
-/* Any failure: report and close. Handshake failures that are not protocol
- * violations (timeout, reset) are reported as NO_DETAIL, as libzmq does. */
+/* Any failure: report and close. A stream that knows why it failed (a
+ * certificate that does not verify, a bad HTTP upgrade) says so; other
+ * handshake failures that are not protocol violations (timeout, reset)
+ * are reported as NO_DETAIL, as libzmq does. */
 static void fail(zl_engine *e, bool protocol)
 {
     if (e->state == ZL_ENGINE_CLOSED)
         return;
-    if (!protocol && e->session &&
-        (e->state == ZL_ENGINE_GREETING || e->state == ZL_ENGINE_HANDSHAKE))
+    uint64_t value = 0;
+    int event = e->stream ? zl_stream_failure(e->stream, &value) : 0;
+    if (event && e->session) {
+        zl_monitor_event(zl_session_socket(e->session), event, value,
+                         e->session->endpoint);
+        protocol = true;
+    } else if (!protocol && e->session &&
+               (e->state == ZL_ENGINE_TRANSPORT ||
+                e->state == ZL_ENGINE_GREETING ||
+                e->state == ZL_ENGINE_HANDSHAKE))
         zl_monitor_event(zl_session_socket(e->session),
                          ZLINK_EVENT_HANDSHAKE_FAILED_NO_DETAIL, 0,
                          e->session->endpoint);
@@ -483,7 +496,8 @@ static void on_write(zl_op *op, int status, size_t bytes)
 
 static void fill_output(zl_engine *e)
 {
-    if (e->write_pending || e->state == ZL_ENGINE_CLOSED)
+    if (e->write_pending || e->state == ZL_ENGINE_CLOSED ||
+        e->state == ZL_ENGINE_TRANSPORT)
         return;
     /* Room for a full batch of copied parts, so encoding a small part never
      * fails halfway through. */
@@ -538,7 +552,7 @@ static void fill_output(zl_engine *e)
     }
     e->write_pending = true;
     e->pending_ops++;
-    zl_handle_write(e->handle, &e->write_op, e->slots->iov, e->iov_count);
+    zl_stream_write(e->stream, &e->write_op, e->slots->iov, e->iov_count);
 }
 
 /* Queues one of our own commands (PONG, PING, ERROR) for the next write.
@@ -860,7 +874,7 @@ static void on_read(zl_op *op, int status, size_t bytes)
  * syscall now is the backend's read-rearm decision (DESIGN.md §1). */
 static void start_read(zl_engine *e)
 {
-    if (e->read_pending || e->input_stopped || !e->handle ||
+    if (e->read_pending || e->input_stopped || !e->stream ||
         (e->state != ZL_ENGINE_GREETING && e->state != ZL_ENGINE_HANDSHAKE &&
          e->state != ZL_ENGINE_ACTIVE))
         return;
@@ -889,7 +903,7 @@ static void start_read(zl_engine *e)
     e->read_len = e->read_direct + buffered;
     e->read_pending = true;
     e->pending_ops++;
-    zl_handle_readv(e->handle, &e->read_op, iov, n);
+    zl_stream_readv(e->stream, &e->read_op, iov, n);
 }
 
 /* ---- timers ---- */
@@ -916,15 +930,47 @@ static void on_heartbeat_deadline(zl_timer *t)
 
 /* ---- entry points ---- */
 
+/* The stream is ready: ZMTP starts, in the form the stream carries. */
+static void start_protocol(zl_engine *e)
+{
+    switch (zl_stream_framing(e->stream)) {
+    case ZL_FRAMING_ZWS_NULL:
+        /* The subprotocol named the mechanism: no greeting either way. */
+        e->greeting_sent = true;
+        e->state = ZL_ENGINE_HANDSHAKE;
+        break;
+    case ZL_FRAMING_ZMTP:
+    default:
+        e->state = ZL_ENGINE_GREETING;
+        break;
+    }
+    fill_output(e);
+    start_read(e);
+}
+
+static void on_transport_ready(zl_op *op, int status, size_t bytes)
+{
+    (void)bytes;
+    zl_engine *e = op->data;
+    if (e->state == ZL_ENGINE_TRANSPORT) {
+        if (status != 0)
+            fail(e, false);
+        else
+            start_protocol(e);
+    }
+    e->pending_ops--;
+    maybe_free(e);
+}
+
 zl_engine *zl_engine_create(zl_session *session, zl_loop *loop,
-                            zl_handle *handle, const zl_options *options)
+                            zl_stream *stream, const zl_options *options)
 {
     zl_engine *e = calloc(1, sizeof *e);
     if (!e)
         return NULL;
     e->session = session;
     e->loop = loop;
-    e->handle = handle;
+    e->stream = stream;
     e->socket_type = options->type;
     /* libzmq announces an Identity only where it means something. */
     if ((options->type == ZLINK_DEALER || options->type == ZLINK_ROUTER) &&
@@ -952,6 +998,8 @@ zl_engine *zl_engine_create(zl_session *session, zl_loop *loop,
     e->read_op.data = e;
     e->write_op.cb = on_write;
     e->write_op.data = e;
+    e->transport_op.cb = on_transport_ready;
+    e->transport_op.data = e;
     e->handshake_timer.cb = on_handshake_timeout;
     e->handshake_timer.data = e;
     e->heartbeat_timer.cb = on_heartbeat;
@@ -960,8 +1008,13 @@ zl_engine *zl_engine_create(zl_session *session, zl_loop *loop,
     e->heartbeat_deadline.data = e;
     if (e->handshake_ivl > 0)
         zl_timer_start(loop, &e->handshake_timer, (uint64_t)e->handshake_ivl);
-    fill_output(e);
-    start_read(e);
+    /* HANDSHAKE_IVL covers the transport's own handshake too. */
+    e->state = ZL_ENGINE_TRANSPORT;
+    e->pending_ops++;
+    if (!zl_stream_handshake(stream, &e->transport_op)) {
+        e->pending_ops--;
+        start_protocol(e);
+    }
     return e;
 }
 

@@ -1,6 +1,6 @@
-/* engine.h — one ZMTP connection on an I/O thread: greeting, NULL
- * mechanism, READY, then framing between a backend handle and the session's
- * pipe. Its only inputs are completions, pipe activations and timers. */
+/* engine.h — one ZMTP connection on an I/O thread: the stream's own
+ * handshake, greeting, NULL mechanism, READY, then framing between a stream
+ * (transport/stream.h) and the session's pipe. Its only inputs are completions, pipe activations and timers. */
 #ifndef ZL_ENGINE_H
 #define ZL_ENGINE_H
 
@@ -11,13 +11,15 @@
 #include "options.h"
 
 struct zl_session;
+struct zl_stream;
 typedef struct zl_engine zl_engine;
 
-/* Takes the connected handle; sends the greeting at once and starts the
- * handshake timer. Monitor events name the connection by the session's
- * endpoint. */
+/* Takes the connected stream; starts the handshake timer and the stream's
+ * handshake, then sends the greeting. Monitor events name the connection
+ * by the session's endpoint. */
 zl_engine *zl_engine_create(struct zl_session *session, zl_loop *loop,
-                            zl_handle *handle, const zl_options *options);
+                            struct zl_stream *stream,
+                            const zl_options *options);
 /* The session's pipe has messages again. */
 void zl_engine_restart_output(zl_engine *e);
 /* The session's pipe has room again. */

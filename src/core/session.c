@@ -13,6 +13,7 @@
 #include "socket.h"
 #include "transport/address.h"
 #include "transport/listener.h"
+#include "transport/stream.h"
 
 static void start_connect(zl_session *s);
 static void destroy(zl_session *s);
@@ -244,6 +245,25 @@ static void set_buffer_sizes(zl_handle *h, const zl_options *options,
     zl_handle_set_buffers(h, sndbuf, options->rcvbuf > 0 ? options->rcvbuf : 0);
 }
 
+/* Wraps the connected handle in its transport's stream and starts an
+ * engine on it; on failure the handle is closed. */
+static bool start_engine(zl_session *s, zl_handle *h, bool connecting)
+{
+    zl_loop *loop = s->base.thread->loop;
+    zl_stream *stream =
+        zl_stream_create(loop, h, s->endpoint, &s->options, connecting);
+    if (!stream) {
+        zl_handle_close(h);
+        return false;
+    }
+    s->engine = zl_engine_create(s, loop, stream, &s->options);
+    if (!s->engine) {
+        zl_stream_close(stream);
+        return false;
+    }
+    return true;
+}
+
 static void on_connected(zl_op *op, int status, size_t bytes)
 {
     zl_session *s = op->data;
@@ -266,11 +286,8 @@ static void on_connected(zl_op *op, int status, size_t bytes)
     }
     set_buffer_sizes(h, &s->options, s->endpoint);
     zl_monitor_event(s->socket, ZLINK_EVENT_CONNECTED, 0, s->endpoint);
-    s->engine = zl_engine_create(s, s->base.thread->loop, h, &s->options);
-    if (!s->engine) {
-        zl_handle_close(h);
+    if (!start_engine(s, h, true))
         schedule_reconnect(s);
-    }
 }
 
 static void start_connect(zl_session *s)
@@ -485,9 +502,7 @@ zl_session *zl_session_create_accepted(zl_socket *socket, zl_io_thread *thread,
     if (!s)
         return NULL;
     set_buffer_sizes(handle, options, endpoint);
-    s->engine = zl_engine_create(s, thread->loop, handle, &s->options);
-    if (!s->engine) {
-        zl_handle_close(handle);
+    if (!start_engine(s, handle, false)) {
         session_free_unstarted(s);
         return NULL;
     }
