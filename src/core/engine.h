@@ -1,6 +1,7 @@
 /* engine.h — one ZMTP connection on an I/O thread: the stream's own
  * handshake, greeting, NULL mechanism, READY, then framing between a stream
- * (transport/stream.h) and the session's pipe. Its only inputs are completions, pipe activations and timers. */
+ * (transport/stream.h) and the session's pipe. Its only inputs are completions,
+ * pipe activations and timers. */
 #ifndef ZL_ENGINE_H
 #define ZL_ENGINE_H
 

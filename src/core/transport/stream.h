@@ -65,8 +65,8 @@ static inline bool zl_stream_handshake(zl_stream *s, zl_op *op)
     return true;
 }
 
-static inline void zl_stream_readv(zl_stream *s, zl_op *op,
-                                   const zl_iovec *iov, int n)
+static inline void zl_stream_readv(zl_stream *s, zl_op *op, const zl_iovec *iov,
+                                   int n)
 {
     if (s->ops)
         s->ops->readv(s, op, iov, n);
@@ -74,8 +74,8 @@ static inline void zl_stream_readv(zl_stream *s, zl_op *op,
         zl_handle_readv(s->handle, op, iov, n);
 }
 
-static inline void zl_stream_write(zl_stream *s, zl_op *op,
-                                   const zl_iovec *iov, int n)
+static inline void zl_stream_write(zl_stream *s, zl_op *op, const zl_iovec *iov,
+                                   int n)
 {
     if (s->ops)
         s->ops->write(s, op, iov, n);
