@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "transport/address.h"
 
@@ -49,4 +50,50 @@ void zl_stream_close(zl_stream *s)
      * us, so the plain stream can go at once. */
     zl_handle_close(s->handle);
     free(s);
+}
+
+/* ---- deferred completions ---- */
+
+static void run_deferred(zl_timer *timer)
+{
+    zl_stream_deferred *d = timer->data;
+    /* Callbacks may queue more (a read completed here submits the next);
+     * those run at the next turn, so take this batch out first. */
+    int count = d->count;
+    zl_op *ops[ZL_STREAM_DEFERRED_MAX];
+    int status[ZL_STREAM_DEFERRED_MAX];
+    size_t bytes[ZL_STREAM_DEFERRED_MAX];
+    for (int i = 0; i < count; i++) {
+        ops[i] = d->due[i].op;
+        status[i] = d->due[i].status;
+        bytes[i] = d->due[i].bytes;
+    }
+    d->count = 0;
+    for (int i = 0; i < count; i++)
+        ops[i]->cb(ops[i], status[i], bytes[i]);
+}
+
+void zl_stream_deferred_init(zl_stream_deferred *d, zl_loop *loop)
+{
+    memset(d, 0, sizeof *d);
+    d->loop = loop;
+    d->timer.cb = run_deferred;
+    d->timer.data = d;
+}
+
+void zl_stream_defer(zl_stream_deferred *d, zl_op *op, int status, size_t bytes)
+{
+    /* One read, one write and one handshake at most: never full. */
+    d->due[d->count].op = op;
+    d->due[d->count].status = status;
+    d->due[d->count].bytes = bytes;
+    d->count++;
+    if (!zl_timer_active(&d->timer))
+        zl_timer_start(d->loop, &d->timer, 0);
+}
+
+void zl_stream_deferred_stop(zl_stream_deferred *d)
+{
+    zl_timer_stop(d->loop, &d->timer);
+    d->count = 0;
 }

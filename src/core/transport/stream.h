@@ -99,4 +99,33 @@ static inline int zl_stream_failure(const zl_stream *s, uint64_t *value)
  * the cancelled completions have run. */
 void zl_stream_close(zl_stream *s);
 
+/* ---- for filters ----
+ * The completions a filter owes its caller, run from the loop (a timer due
+ * at once) rather than inside the call that submitted the op: a filter
+ * that already holds plaintext completes a read this way. A filter has at
+ * most three ops of its caller's pending: handshake, read and write. */
+#define ZL_STREAM_DEFERRED_MAX 3
+typedef struct zl_stream_deferred {
+    zl_loop *loop;
+    zl_timer timer;
+    int count;
+    struct {
+        zl_op *op;
+        int status;
+        size_t bytes;
+    } due[ZL_STREAM_DEFERRED_MAX];
+} zl_stream_deferred;
+
+void zl_stream_deferred_init(zl_stream_deferred *d, zl_loop *loop);
+/* Queues op's completion for the loop's next turn. */
+void zl_stream_defer(zl_stream_deferred *d, zl_op *op, int status,
+                     size_t bytes);
+/* Runs nothing more: for a filter being freed (its ops were completed). */
+void zl_stream_deferred_stop(zl_stream_deferred *d);
+/* True while completions are queued: a closing filter waits for them. */
+static inline bool zl_stream_deferred_pending(const zl_stream_deferred *d)
+{
+    return d->count > 0;
+}
+
 #endif
