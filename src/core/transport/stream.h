@@ -117,7 +117,9 @@ typedef struct zl_stream_deferred {
 } zl_stream_deferred;
 
 void zl_stream_deferred_init(zl_stream_deferred *d, zl_loop *loop);
-/* Queues op's completion for the loop's next turn. */
+/* Queues op's completion for the loop's next turn. From here on the op is
+ * no longer the filter's: a close must not cancel it again. A filter frees
+ * itself only once nothing is queued (zl_stream_deferred_pending). */
 void zl_stream_defer(zl_stream_deferred *d, zl_op *op, int status,
                      size_t bytes);
 /* Runs nothing more: for a filter being freed (its ops were completed). */
