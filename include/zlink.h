@@ -35,6 +35,14 @@ extern "C" {
 #define ZLINK_VERSION_MINOR 1
 #define ZLINK_VERSION_PATCH 0
 
+/* The libzmq API level zlink implements: what zlink_zmq.h gives as
+ * ZMQ_VERSION_* and zmq_version(), so that a ported program's feature
+ * checks take libzmq 4.3's branch. zlink's own version is ZLINK_VERSION_*
+ * and zlink_version(). */
+#define ZLINK_ZMQ_API_MAJOR 4
+#define ZLINK_ZMQ_API_MINOR 3
+#define ZLINK_ZMQ_API_PATCH 4
+
 /* Errors. POSIX codes come from <errno.h>; these are libzmq's own. */
 #define ZLINK_HAUSNUMERO 156384712
 #ifndef ENOTSUP
@@ -265,7 +273,9 @@ typedef int zlink_fd_t;
 #define ZLINK_POLLIN 1
 #define ZLINK_POLLOUT 2
 #define ZLINK_POLLERR 4
-#define ZLINK_POLLPRI 8
+/* libzmq's POLLPRI (urgent data on a plain fd) is not offered: code that
+ * asks for it fails to compile rather than wait for an event that never
+ * comes. */
 
 typedef struct zlink_pollitem_t {
     void *socket;
@@ -282,6 +292,68 @@ ZLINK_EXPORT int zlink_poll(zlink_pollitem_t *items, int nitems, long timeout);
 ZLINK_EXPORT int zlink_proxy(void *frontend, void *backend, void *capture);
 ZLINK_EXPORT int zlink_proxy_steerable(void *frontend, void *backend,
                                        void *capture, void *control);
+
+/* ---- for programs ported from libzmq ----
+ * Older libzmq entry points and its small utilities, with libzmq's
+ * semantics and return values; zlink_zmq.h maps the zmq_* names onto
+ * these. */
+
+/* zmq_version(): the libzmq API level (ZLINK_ZMQ_API_*). */
+ZLINK_EXPORT void zlink_zmq_api_version(int *major, int *minor, int *patch);
+/* zmq_init / zmq_term: a context with io_threads I/O threads, and its
+ * termination (zlink_ctx_term). */
+ZLINK_EXPORT void *zlink_init(int io_threads);
+ZLINK_EXPORT int zlink_term(void *context);
+/* zmq_sendmsg / zmq_recvmsg: zlink_msg_send / zlink_msg_recv with the
+ * socket first. */
+ZLINK_EXPORT int zlink_sendmsg(void *socket, zlink_msg_t *msg, int flags);
+ZLINK_EXPORT int zlink_recvmsg(void *socket, zlink_msg_t *msg, int flags);
+/* zmq_sendiov: sends each iovec as one part of one message; returns the
+ * last part's size. zmq_recviov: receives up to *count parts of a message,
+ * each into a buffer it mallocs (the caller frees iov_base); *count and the
+ * return value are the parts received. struct iovec is POSIX's (on Windows
+ * the program defines it with iov_base and iov_len, as for libzmq). */
+struct iovec;
+ZLINK_EXPORT int zlink_sendiov(void *socket, struct iovec *iov, size_t count,
+                               int flags);
+ZLINK_EXPORT int zlink_recviov(void *socket, struct iovec *iov, size_t *count,
+                               int flags);
+/* zmq_device: zlink_proxy without capture; type is one of these. */
+#define ZLINK_STREAMER 1
+#define ZLINK_FORWARDER 2
+#define ZLINK_QUEUE 3
+ZLINK_EXPORT int zlink_device(int type, void *frontend, void *backend);
+
+/* zmq_sleep and the stopwatch: microseconds since start. stop frees the
+ * watch. */
+ZLINK_EXPORT void zlink_sleep(int seconds);
+ZLINK_EXPORT void *zlink_stopwatch_start(void);
+ZLINK_EXPORT unsigned long zlink_stopwatch_intermediate(void *watch);
+ZLINK_EXPORT unsigned long zlink_stopwatch_stop(void *watch);
+
+/* zmq_threadstart / zmq_threadclose: a thread running func(arg), and
+ * joining it (which frees the handle). */
+typedef void(zlink_thread_fn)(void *arg);
+ZLINK_EXPORT void *zlink_threadstart(zlink_thread_fn *func, void *arg);
+ZLINK_EXPORT void zlink_threadclose(void *thread);
+
+/* zmq_atomic_counter_*: inc returns the value before, dec returns 1 while
+ * the counter is still above zero after it and 0 otherwise; destroy sets
+ * *counter_p to NULL. */
+ZLINK_EXPORT void *zlink_atomic_counter_new(void);
+ZLINK_EXPORT void zlink_atomic_counter_set(void *counter, int value);
+ZLINK_EXPORT int zlink_atomic_counter_inc(void *counter);
+ZLINK_EXPORT int zlink_atomic_counter_dec(void *counter);
+ZLINK_EXPORT int zlink_atomic_counter_value(void *counter);
+ZLINK_EXPORT void zlink_atomic_counter_destroy(void **counter_p);
+
+/* Z85 (rfc.zeromq.org spec 32). encode: size a multiple of 4, dest holds
+ * size * 5 / 4 + 1 chars. decode: strlen a multiple of 5, dest holds
+ * strlen * 4 / 5 bytes. Both return dest, or NULL with errno EINVAL on a
+ * bad length or a character outside the alphabet. */
+ZLINK_EXPORT char *zlink_z85_encode(char *dest, const uint8_t *data,
+                                    size_t size);
+ZLINK_EXPORT uint8_t *zlink_z85_decode(uint8_t *dest, const char *string);
 
 #ifdef __cplusplus
 }

@@ -4,13 +4,21 @@
 
 #include "zlink.h"
 
-/* ZMQ_VERSION_* stay unmapped on purpose: code that checks for libzmq 4.x
- * must not mistake zlink 0.x for an old libzmq. */
+/* The version is the libzmq API level zlink implements (4.3), not zlink's
+ * own (ZLINK_VERSION_*), so that a ported program's feature checks take
+ * the branch that matches what it gets. */
+#define ZMQ_VERSION_MAJOR ZLINK_ZMQ_API_MAJOR
+#define ZMQ_VERSION_MINOR ZLINK_ZMQ_API_MINOR
+#define ZMQ_VERSION_PATCH ZLINK_ZMQ_API_PATCH
+#define ZMQ_MAKE_VERSION(major, minor, patch)                                  \
+    ((major)*10000 + (minor)*100 + (patch))
+#define ZMQ_VERSION                                                            \
+    ZMQ_MAKE_VERSION(ZMQ_VERSION_MAJOR, ZMQ_VERSION_MINOR, ZMQ_VERSION_PATCH)
 
 /* Functions. */
 #define zmq_errno zlink_errno
 #define zmq_strerror zlink_strerror
-#define zmq_version zlink_version
+#define zmq_version zlink_zmq_api_version
 #define zmq_has zlink_has
 #define zmq_ctx_new zlink_ctx_new
 #define zmq_ctx_term zlink_ctx_term
@@ -44,6 +52,32 @@
 #define zmq_poll zlink_poll
 #define zmq_proxy zlink_proxy
 #define zmq_proxy_steerable zlink_proxy_steerable
+#define zmq_init zlink_init
+#define zmq_term zlink_term
+#define zmq_ctx_destroy zlink_ctx_term
+#define zmq_sendmsg zlink_sendmsg
+#define zmq_recvmsg zlink_recvmsg
+#define zmq_sendiov zlink_sendiov
+#define zmq_recviov zlink_recviov
+#define zmq_device zlink_device
+#define zmq_sleep zlink_sleep
+#define zmq_stopwatch_start zlink_stopwatch_start
+#define zmq_stopwatch_intermediate zlink_stopwatch_intermediate
+#define zmq_stopwatch_stop zlink_stopwatch_stop
+#define zmq_threadstart zlink_threadstart
+#define zmq_threadclose zlink_threadclose
+#define zmq_atomic_counter_new zlink_atomic_counter_new
+#define zmq_atomic_counter_set zlink_atomic_counter_set
+#define zmq_atomic_counter_inc zlink_atomic_counter_inc
+#define zmq_atomic_counter_dec zlink_atomic_counter_dec
+#define zmq_atomic_counter_value zlink_atomic_counter_value
+#define zmq_atomic_counter_destroy zlink_atomic_counter_destroy
+#define zmq_z85_encode zlink_z85_encode
+#define zmq_z85_decode zlink_z85_decode
+#define zmq_thread_fn zlink_thread_fn
+#define ZMQ_STREAMER ZLINK_STREAMER
+#define ZMQ_FORWARDER ZLINK_FORWARDER
+#define ZMQ_QUEUE ZLINK_QUEUE
 
 /* Types: macros rather than typedefs, so "struct zmq_msg_t" works too. */
 #define zmq_msg_t zlink_msg_t
@@ -75,6 +109,9 @@
 #define ZMQ_ROUTER ZLINK_ROUTER
 #define ZMQ_XPUB ZLINK_XPUB
 #define ZMQ_XSUB ZLINK_XSUB
+/* libzmq's older names for the same types. */
+#define ZMQ_XREQ ZLINK_DEALER
+#define ZMQ_XREP ZLINK_ROUTER
 
 /* Socket options. */
 #define ZMQ_ROUTING_ID ZLINK_ROUTING_ID
@@ -109,10 +146,14 @@
 #define ZMQ_HEARTBEAT_TTL ZLINK_HEARTBEAT_TTL
 #define ZMQ_HEARTBEAT_TIMEOUT ZLINK_HEARTBEAT_TIMEOUT
 #define ZMQ_XPUB_VERBOSER ZLINK_XPUB_VERBOSER
+/* libzmq's older names for the same options. */
+#define ZMQ_IDENTITY ZLINK_ROUTING_ID
+#define ZMQ_DELAY_ATTACH_ON_CONNECT ZLINK_IMMEDIATE
 
 /* Send/recv flags. */
 #define ZMQ_DONTWAIT ZLINK_DONTWAIT
 #define ZMQ_SNDMORE ZLINK_SNDMORE
+#define ZMQ_NOBLOCK ZLINK_DONTWAIT
 
 /* Socket monitor events. */
 #define ZMQ_EVENT_CONNECTED ZLINK_EVENT_CONNECTED
@@ -154,7 +195,6 @@
 #define ZMQ_POLLIN ZLINK_POLLIN
 #define ZMQ_POLLOUT ZLINK_POLLOUT
 #define ZMQ_POLLERR ZLINK_POLLERR
-#define ZMQ_POLLPRI ZLINK_POLLPRI
 #define ZMQ_POLLITEMS_DFLT ZLINK_POLLITEMS_DFLT
 
 #endif
