@@ -162,8 +162,12 @@ ZLINK_EXPORT int zlink_msg_get(const zlink_msg_t *msg, int property);
 #define ZLINK_PAIR 0
 #define ZLINK_PUB 1
 #define ZLINK_SUB 2
+#define ZLINK_REQ 3
+#define ZLINK_REP 4
 #define ZLINK_DEALER 5
 #define ZLINK_ROUTER 6
+#define ZLINK_PULL 7
+#define ZLINK_PUSH 8
 #define ZLINK_XPUB 9
 #define ZLINK_XSUB 10
 
@@ -200,6 +204,12 @@ ZLINK_EXPORT int zlink_msg_get(const zlink_msg_t *msg, int property);
 #define ZLINK_IMMEDIATE 39
 #define ZLINK_XPUB_VERBOSE 40
 #define ZLINK_IPV6 42
+/* REQ, int, default 0: each request starts with a request id frame, and
+ * only the reply that carries it back is taken. */
+#define ZLINK_REQ_CORRELATE 52
+/* REQ, int, default 0: a new request may be sent before the last one's
+ * reply; that reply is then dropped. */
+#define ZLINK_REQ_RELAXED 53
 #define ZLINK_CONNECT_ROUTING_ID 61
 #define ZLINK_HANDSHAKE_IVL 66
 #define ZLINK_XPUB_NODROP 69

@@ -262,7 +262,16 @@ static void check_nothing_pending(void *socket)
                   "unexpected message after the exchange (%d)", n);
 }
 
-enum initiator { ZLINK_SENDS, PEER_SENDS };
+/* Who starts, and how: all sends then all echoes (SENDS), one request and
+ * its reply at a time (REQUESTS, for REQ), or one way only (PUSHES). */
+enum initiator {
+    ZLINK_SENDS,
+    PEER_SENDS,
+    ZLINK_REQUESTS,
+    PEER_REQUESTS,
+    ZLINK_PUSHES,
+    PEER_PUSHES
+};
 
 struct variant {
     const char *name;
@@ -285,6 +294,10 @@ static const struct variant variants[] = {
      "zlink-dealer"},
     {"zlink ROUTER -> libzmq DEALER", ZLINK_ROUTER, "DEALER", ZLINK_SENDS,
      "zmq-dealer"},
+    {"zlink REQ -> libzmq REP", ZLINK_REQ, "REP", ZLINK_REQUESTS, NULL},
+    {"libzmq REQ -> zlink REP", ZLINK_REP, "REQ", PEER_REQUESTS, NULL},
+    {"zlink PUSH -> libzmq PULL", ZLINK_PUSH, "PULL", ZLINK_PUSHES, NULL},
+    {"libzmq PUSH -> zlink PULL", ZLINK_PULL, "PUSH", PEER_PUSHES, NULL},
 };
 #define VARIANT_COUNT ((int)(sizeof variants / sizeof variants[0]))
 /* Each variant runs four ways: who binds (zlink, libzmq) x (tcp, ipc). */
@@ -301,7 +314,12 @@ static void run_case(const struct variant *v, bool zlink_binds, bool ipc)
         snprintf(ipc_path, sizeof ipc_path, "%s",
                  bind_endpoint + strlen("ipc://"));
     }
-    const char *scenario = v->initiator == ZLINK_SENDS ? "echo" : "send";
+    /* What the libzmq peer does, by initiator. */
+    static const char *const scenarios[] = {
+        [ZLINK_SENDS] = "echo",    [PEER_SENDS] = "send",
+        [ZLINK_REQUESTS] = "echo", [PEER_REQUESTS] = "request",
+        [ZLINK_PUSHES] = "sink",   [PEER_PUSHES] = "source"};
+    const char *scenario = scenarios[v->initiator];
 
     void *ctx = zlink_ctx_new();
     ck_assert_msg(ctx != NULL, "zlink_ctx_new: %s",
@@ -328,18 +346,33 @@ static void run_case(const struct variant *v, bool zlink_binds, bool ipc)
                       zlink_strerror(zlink_errno()));
     }
 
-    if (v->initiator == ZLINK_SENDS) {
-        for (int i = 0; i < IX_COUNT; i++)
+    for (int i = 0; i < IX_COUNT; i++) {
+        switch (v->initiator) {
+        case ZLINK_SENDS:
+        case ZLINK_PUSHES:
             send_pattern(socket, v->zlink_type, v->routing_id, i);
-        for (int i = 0; i < IX_COUNT; i++)
+            break;
+        case ZLINK_REQUESTS:
+            send_pattern(socket, v->zlink_type, v->routing_id, i);
             recv_pattern(socket, v->zlink_type, v->routing_id, i);
-    } else {
-        for (int i = 0; i < IX_COUNT; i++) {
+            break;
+        case PEER_SENDS:
+        case PEER_REQUESTS:
             recv_pattern(socket, v->zlink_type, v->routing_id, i);
             send_pattern(socket, v->zlink_type, v->routing_id, i);
+            break;
+        case PEER_PUSHES:
+            recv_pattern(socket, v->zlink_type, v->routing_id, i);
+            break;
         }
     }
-    check_nothing_pending(socket);
+    if (v->initiator == ZLINK_SENDS) {
+        for (int i = 0; i < IX_COUNT; i++)
+            recv_pattern(socket, v->zlink_type, v->routing_id, i);
+    }
+    /* A PUSH cannot receive, and a REQ not while no request is out. */
+    if (v->zlink_type != ZLINK_PUSH && v->zlink_type != ZLINK_REQ)
+        check_nothing_pending(socket);
 
     /* The peer exits 0 only after it checked every message it received,
      * routing ids included; LINGER 0 is safe only once it has. */

@@ -26,6 +26,12 @@
     X(ZMQ_ROUTER, 6)                                                           \
     X(ZMQ_XPUB, 9)                                                             \
     X(ZMQ_XSUB, 10)                                                            \
+    X(ZMQ_REQ, 3)                                                              \
+    X(ZMQ_REP, 4)                                                              \
+    X(ZMQ_PULL, 7)                                                             \
+    X(ZMQ_PUSH, 8)                                                             \
+    X(ZMQ_REQ_CORRELATE, 52)                                                   \
+    X(ZMQ_REQ_RELAXED, 53)                                                     \
     X(ZMQ_XREQ, 5)                                                             \
     X(ZMQ_XREP, 6)                                                             \
     X(ZMQ_IDENTITY, 5)                                                         \

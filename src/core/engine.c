@@ -973,7 +973,8 @@ zl_engine *zl_engine_create(zl_session *session, zl_loop *loop,
     e->stream = stream;
     e->socket_type = options->type;
     /* libzmq announces an Identity only where it means something. */
-    if ((options->type == ZLINK_DEALER || options->type == ZLINK_ROUTER) &&
+    if ((options->type == ZLINK_REQ || options->type == ZLINK_DEALER ||
+         options->type == ZLINK_ROUTER) &&
         options->routing_id) {
         e->routing_id = malloc(sizeof *e->routing_id);
         if (!e->routing_id) {

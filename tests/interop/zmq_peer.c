@@ -86,6 +86,14 @@ static int parse_type(const char *name)
         return ZMQ_DEALER;
     if (strcmp(name, "ROUTER") == 0)
         return ZMQ_ROUTER;
+    if (strcmp(name, "REQ") == 0)
+        return ZMQ_REQ;
+    if (strcmp(name, "REP") == 0)
+        return ZMQ_REP;
+    if (strcmp(name, "PUSH") == 0)
+        return ZMQ_PUSH;
+    if (strcmp(name, "PULL") == 0)
+        return ZMQ_PULL;
     fail(EXIT_USAGE, "unknown socket type '%s'", name);
 }
 
@@ -263,13 +271,45 @@ static void run_send(struct peer *p)
     }
 }
 
+/* REQ's turn-taking: each message out, then its echo back. */
+static void run_request(struct peer *p)
+{
+    for (int index = 0; index < p->count; index++) {
+        send_pattern(p, index);
+        zmq_msg_t parts[IX_MAX_PARTS];
+        int n = recv_checked(p, parts, index);
+        for (int part = 0; part < n; part++)
+            zmq_msg_close(&parts[part]);
+    }
+}
+
+/* PUSH and PULL go one way only. */
+static void run_source(struct peer *p)
+{
+    for (int index = 0; index < p->count; index++)
+        send_pattern(p, index);
+}
+
+static void run_sink(struct peer *p)
+{
+    for (int index = 0; index < p->count; index++) {
+        zmq_msg_t parts[IX_MAX_PARTS];
+        int n = recv_checked(p, parts, index);
+        for (int part = 0; part < n; part++)
+            zmq_msg_close(&parts[part]);
+    }
+}
+
 static _Noreturn void usage(void)
 {
     fail(EXIT_USAGE,
-         "usage: zmq_peer PAIR|DEALER|ROUTER bind|connect ENDPOINT "
-         "echo|send [COUNT [ROUTING_ID]]\n"
+         "usage: zmq_peer PAIR|DEALER|ROUTER|REQ|REP|PUSH|PULL "
+         "bind|connect ENDPOINT echo|send|request|source|sink "
+         "[COUNT [ROUTING_ID]]\n"
          "  echo: receive COUNT pattern messages, check and echo each\n"
          "  send: send COUNT pattern messages, then check their echoes\n"
+         "  request: send each message and check its echo before the next\n"
+         "  source / sink: only send / only receive and check\n"
          "  bind prints the bound endpoint (ZMQ_LAST_ENDPOINT) on stdout\n"
          "  ROUTING_ID: set on PAIR/DEALER; expected from the peer on "
          "ROUTER\n"
@@ -286,15 +326,24 @@ int main(int argc, char **argv)
     p.routing_id = argc > 6 ? argv[6] : NULL;
     if (p.count <= 0)
         usage();
-    const char *scenario = argv[4];
-    if (strcmp(scenario, "echo") != 0 && strcmp(scenario, "send") != 0)
+    static const struct {
+        const char *name;
+        void (*run)(struct peer *);
+    } scenarios[] = {{"echo", run_echo},
+                     {"send", run_send},
+                     {"request", run_request},
+                     {"source", run_source},
+                     {"sink", run_sink}};
+    void (*run)(struct peer *) = NULL;
+    for (size_t i = 0; i < sizeof scenarios / sizeof scenarios[0]; i++) {
+        if (strcmp(argv[4], scenarios[i].name) == 0)
+            run = scenarios[i].run;
+    }
+    if (!run)
         usage();
 
     open_socket(&p, argv[2], argv[3]);
-    if (strcmp(scenario, "echo") == 0)
-        run_echo(&p);
-    else
-        run_send(&p);
+    run(&p);
 
     zmq_close(p.socket);
     zmq_ctx_term(p.ctx);

@@ -41,5 +41,11 @@ void zl_load_balance_activate(zl_load_balance *lb, zl_pipe *p);
  * msg untouched when no pipe has room for a new message. */
 int zl_load_balance_send(zl_load_balance *lb, zlink_msg_t *msg);
 bool zl_load_balance_has_out(zl_load_balance *lb);
+/* The pipe the message in progress goes to, once its first part is sent;
+ * NULL between messages (REQ remembers it to take the reply from it). */
+static inline zl_pipe *zl_load_balance_sending(const zl_load_balance *lb)
+{
+    return lb->more ? lb->sending : NULL;
+}
 
 #endif

@@ -17,7 +17,8 @@ typedef struct zl_pattern_ops {
     void (*init)(struct zl_socket *s);
     void (*destroy)(struct zl_socket *s);
     /* A new pipe; locally_initiated when this socket connected. */
-    void (*attach_pipe)(struct zl_socket *s, zl_pipe *p, bool locally_initiated);
+    void (*attach_pipe)(struct zl_socket *s, zl_pipe *p,
+                        bool locally_initiated);
     /* The pipe is gone: drop every reference to it (the socket releases it
      * right after). */
     void (*pipe_terminated)(struct zl_socket *s, zl_pipe *p);
@@ -53,5 +54,9 @@ extern const zl_pattern_ops zl_pub_ops;
 extern const zl_pattern_ops zl_sub_ops;
 extern const zl_pattern_ops zl_xpub_ops;
 extern const zl_pattern_ops zl_xsub_ops;
+extern const zl_pattern_ops zl_req_ops;
+extern const zl_pattern_ops zl_rep_ops;
+extern const zl_pattern_ops zl_push_ops;
+extern const zl_pattern_ops zl_pull_ops;
 
 #endif

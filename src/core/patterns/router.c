@@ -11,6 +11,7 @@
 #include "load_balance.h"
 #include "msg.h"
 #include "patterns/pattern.h"
+#include "patterns/router.h"
 #include "socket.h"
 
 /* ---- Hashing ---------------------------------------------------------- */
@@ -101,22 +102,7 @@ static uint64_t router_seed(const void *router)
 
 /* ---- Routing table ---------------------------------------------------- */
 
-/* Open addressing with linear probing over a power-of-two array, at most
- * half full, with backward-shift deletion (no tombstones). The key is the
- * pipe's own routing_id, so a slot is a pipe and its cached hash. */
-
-typedef struct route_slot {
-    zl_pipe *pipe; /* NULL: empty */
-    uint64_t hash;
-} route_slot;
-
-typedef struct routing_table {
-    route_slot *slots;
-    size_t mask; /* capacity - 1; capacity 0 when slots is NULL */
-    size_t count;
-    uint64_t key[2];
-} routing_table;
-
+/* The table's layout is in router.h. */
 #define ROUTING_TABLE_MIN 16
 
 static uint64_t id_hash(const routing_table *t, const uint8_t *id, size_t len)
@@ -237,32 +223,6 @@ static void table_destroy(routing_table *t)
 }
 
 /* ---- The socket ------------------------------------------------------- */
-
-typedef struct router_state {
-    zl_fair_queue in;
-    /* Under ROUTER_MANDATORY, has_out means "some peer has room": what a
-     * load balancer tracks. Messages never go through it. */
-    zl_load_balance with_room;
-    routing_table table;
-    uint32_t next_auto_id;
-
-    /* Sending: the id frame chose current_out, or NULL to drop. */
-    bool more_out;
-    zl_pipe *current_out;
-    /* The peer the last id frame found. Replies and streams go to one
-     * peer many times in a row, and comparing its id costs less than
-     * hashing the frame (siphash was 7% of a ROUTER-to-ROUTER message).
-     * Cleared when that pipe leaves the table. */
-    zl_pipe *last_found;
-
-    /* Receiving: the id frame is handed out before the message's first
-     * part, which waits here with a copy of its pipe's id. */
-    bool more_in; /* the application is inside a message */
-    bool pending;
-    bool pending_id_sent;
-    zl_blob pending_id;
-    zlink_msg_t pending_part;
-} router_state;
 
 static router_state *state_of(zl_socket *s)
 {

@@ -1,0 +1,187 @@
+/* rep.c — REP: a ROUTER that hands the application one request at a time
+ * without its envelope (routing id and labels up to the empty delimiter),
+ * and puts that envelope back in front of the reply. EFSM out of turn. */
+#include <errno.h>
+#include <stdlib.h>
+
+#include "msg.h"
+#include "patterns/pattern.h"
+#include "patterns/router.h"
+#include "socket.h"
+
+/* A request's envelope is its routing id and the labels that proxies in
+ * between added, each a frame. A peer controls how many: past this many
+ * the request is dropped whole rather than held. */
+#define ENVELOPE_MAX 64
+
+typedef struct rep_state {
+    router_state router; /* first: zl_router_ops works on this block */
+    bool sending_reply;
+    bool request_begins;
+    bool dropping; /* the rest of a malformed request */
+    size_t envelope_count;
+    zlink_msg_t envelope[ENVELOPE_MAX];
+} rep_state;
+
+static rep_state *state_of(zl_socket *s)
+{
+    return s->pattern;
+}
+
+static void clear_envelope(rep_state *r)
+{
+    for (size_t i = 0; i < r->envelope_count; i++)
+        zlink_msg_close(&r->envelope[i]);
+    r->envelope_count = 0;
+}
+
+static void rep_init(zl_socket *s)
+{
+    zl_router_ops.init(s);
+    state_of(s)->request_begins = true;
+}
+
+static void rep_destroy(zl_socket *s)
+{
+    clear_envelope(state_of(s));
+    zl_router_ops.destroy(s);
+}
+
+static void drop(zlink_msg_t *msg)
+{
+    zlink_msg_close(msg);
+    zlink_msg_init(msg);
+}
+
+/* Reads the envelope of the next well-formed request into r->envelope.
+ * A request without the empty delimiter, or with too many labels, is
+ * dropped whole, as libzmq drops it. */
+static int read_envelope(zl_socket *s, rep_state *r, zlink_msg_t *msg)
+{
+    for (;;) {
+        if (zl_router_ops.recv(s, msg) != 0)
+            return -1;
+        bool more = (zl_msg_flags(msg) & ZL_MSG_MORE) != 0;
+        if (r->dropping) {
+            r->dropping = more;
+            drop(msg);
+            continue;
+        }
+        if (!more) {
+            /* The message ended inside its envelope. */
+            drop(msg);
+            clear_envelope(r);
+            continue;
+        }
+        if (r->envelope_count == ENVELOPE_MAX) {
+            drop(msg);
+            clear_envelope(r);
+            r->dropping = true;
+            continue;
+        }
+        bool bottom = zlink_msg_size(msg) == 0 && r->envelope_count > 0;
+        zlink_msg_init(&r->envelope[r->envelope_count]);
+        zlink_msg_move(&r->envelope[r->envelope_count++], msg);
+        if (bottom)
+            return 0;
+    }
+}
+
+static int rep_recv(zl_socket *s, zlink_msg_t *msg)
+{
+    rep_state *r = state_of(s);
+    if (r->sending_reply) {
+        errno = EFSM;
+        return -1;
+    }
+    if (r->request_begins) {
+        if (read_envelope(s, r, msg) != 0)
+            return -1;
+        r->request_begins = false;
+    }
+    if (zl_router_ops.recv(s, msg) != 0)
+        return -1;
+    if (!(zl_msg_flags(msg) & ZL_MSG_MORE)) {
+        r->sending_reply = true;
+        r->request_begins = true;
+    }
+    return 0;
+}
+
+/* The envelope goes out first, as the reply's first parts. The router
+ * drops a reply to a peer that has gone, as libzmq's REP does. */
+static int send_envelope(zl_socket *s, rep_state *r)
+{
+    for (size_t i = 0; i < r->envelope_count; i++) {
+        zl_msg_set_flags(&r->envelope[i], ZL_MSG_MORE);
+        if (zl_router_ops.send(s, &r->envelope[i]) != 0)
+            return -1;
+    }
+    clear_envelope(r);
+    return 0;
+}
+
+static int rep_send(zl_socket *s, zlink_msg_t *msg)
+{
+    rep_state *r = state_of(s);
+    if (!r->sending_reply) {
+        errno = EFSM;
+        return -1;
+    }
+    if (r->envelope_count > 0 && send_envelope(s, r) != 0)
+        return -1;
+    bool more = (zl_msg_flags(msg) & ZL_MSG_MORE) != 0;
+    if (zl_router_ops.send(s, msg) != 0)
+        return -1;
+    if (!more)
+        r->sending_reply = false;
+    return 0;
+}
+
+/* Pipes come and go as for a ROUTER. */
+static void rep_attach_pipe(zl_socket *s, zl_pipe *p, bool locally_initiated)
+{
+    zl_router_ops.attach_pipe(s, p, locally_initiated);
+}
+
+static void rep_pipe_terminated(zl_socket *s, zl_pipe *p)
+{
+    zl_router_ops.pipe_terminated(s, p);
+}
+
+static void rep_read_activated(zl_socket *s, zl_pipe *p)
+{
+    zl_router_ops.read_activated(s, p);
+}
+
+static void rep_write_activated(zl_socket *s, zl_pipe *p)
+{
+    zl_router_ops.write_activated(s, p);
+}
+
+static bool rep_has_in(zl_socket *s)
+{
+    return !state_of(s)->sending_reply && zl_router_ops.has_in(s);
+}
+
+static bool rep_has_out(zl_socket *s)
+{
+    return state_of(s)->sending_reply && zl_router_ops.has_out(s);
+}
+
+const zl_pattern_ops zl_rep_ops = {
+    .type = ZLINK_REP,
+    .state_size = sizeof(rep_state),
+    .init = rep_init,
+    .destroy = rep_destroy,
+    .attach_pipe = rep_attach_pipe,
+    .pipe_terminated = rep_pipe_terminated,
+    .read_activated = rep_read_activated,
+    .write_activated = rep_write_activated,
+    .send = rep_send,
+    .recv = rep_recv,
+    .has_in = rep_has_in,
+    .has_out = rep_has_out,
+    .setsockopt = NULL,
+    .getsockopt = NULL,
+};
