@@ -26,7 +26,10 @@
  *
  * Built by ci/test.sh's fuzz stage with fuzz_zmtp; seeds (a valid
  * handshake and traffic for every socket type, on both sides) are written
- * into $ZLINK_FUZZ_SEEDS by LLVMFuzzerInitialize. */
+ * into $ZLINK_FUZZ_SEEDS by LLVMFuzzerInitialize.
+ *
+ * Besides the sanitizers, one check of behaviour: what zlink writes to a
+ * peer, whatever that peer sent, is a valid greeting and valid frames. */
 #include <errno.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -89,6 +92,15 @@ typedef struct input {
     size_t len, pos;
 } input;
 
+/* What zlink writes to a peer must be ZMTP: a greeting the peer accepts,
+ * then frames its decoder accepts. */
+typedef struct output_check {
+    uint8_t greeting[ZL_GREETING_SIZE];
+    size_t greeting_have;
+    zl_decoder decoder;
+    bool started;
+} output_check;
+
 typedef struct driver {
     int type;
     void *socket;
@@ -98,6 +110,7 @@ typedef struct driver {
     bool in_message; /* the last part received had MORE */
     int sends;
     unsigned sink;
+    output_check checks[FAKE_CONN_MAX];
 } driver;
 
 static bool take(input *in, uint8_t *out)
@@ -160,6 +173,73 @@ static void apply_options(driver *d, uint8_t opts)
             break;
         }
     }
+}
+
+static void frame_out(driver *d, zlink_msg_t *msg)
+{
+    d->sink += (unsigned)zlink_msg_size(msg);
+    zlink_msg_close(msg);
+}
+
+/* A crash is how the fuzzer reports output that is not ZMTP. */
+static void check_output(driver *d, output_check *oc, const uint8_t *data,
+                         size_t len)
+{
+    size_t pos = 0;
+    if (!oc->started) {
+        zl_decoder_init(&oc->decoder, -1);
+        oc->started = true;
+    }
+    if (oc->greeting_have < ZL_GREETING_SIZE) {
+        size_t n = ZL_GREETING_SIZE - oc->greeting_have;
+        n = n < len ? n : len;
+        memcpy(oc->greeting + oc->greeting_have, data, n);
+        oc->greeting_have += n;
+        pos += n;
+        zl_greeting parsed;
+        if (oc->greeting_have == ZL_GREETING_SIZE &&
+            zl_greeting_decode(oc->greeting, &parsed) != 0)
+            abort();
+    }
+    while (pos < len) {
+        zlink_msg_t msg;
+        void *direct;
+        size_t direct_len;
+        zl_decode_result r;
+        if (zl_decoder_direct_buffer(&oc->decoder, &direct, &direct_len)) {
+            size_t n = direct_len < len - pos ? direct_len : len - pos;
+            memcpy(direct, data + pos, n);
+            pos += n;
+            r = zl_decoder_direct_done(&oc->decoder, n, &msg);
+        } else {
+            size_t consumed = 0;
+            r = zl_decoder_decode(&oc->decoder, data + pos, len - pos,
+                                  &consumed, &msg);
+            pos += consumed;
+        }
+        if (r == ZL_DECODE_ERROR)
+            abort();
+        if (r == ZL_DECODE_FRAME)
+            frame_out(d, &msg);
+    }
+}
+
+static void check_outputs(driver *d)
+{
+    for (int i = 0; i < fake_conn_count(); i++) {
+        size_t len;
+        const uint8_t *out = fake_output(i, &len);
+        if (len > 0)
+            check_output(d, &d->checks[i], out, len);
+        fake_output_clear(i);
+    }
+}
+
+/* Gives the I/O thread its turns, then reads what it wrote. */
+static void run_loop(driver *d)
+{
+    fake_run();
+    check_outputs(d);
 }
 
 static void drain_monitor(driver *d)
@@ -297,7 +377,7 @@ static void run_record(driver *d, input *in, uint8_t code)
         data_record(in, op, arg);
         break;
     }
-    fake_run();
+    run_loop(d);
 }
 
 static void open_monitor(driver *d, void *ctx)
@@ -330,7 +410,7 @@ static void run_input(const uint8_t *data, size_t size)
                                   : zlink_bind(d.socket, ENDPOINT);
     if (rc != 0)
         abort();
-    fake_run();
+    run_loop(&d);
 
     uint8_t code;
     while (take(&in, &code))
@@ -339,12 +419,15 @@ static void run_input(const uint8_t *data, size_t size)
     /* Linger 0 or 100 ms of the fake clock, which free run jumps. */
     set_int(d.socket, ZLINK_LINGER, (data[0] / TYPE_COUNT) & 1 ? 100 : 0);
     zlink_close(d.socket);
-    fake_run();
+    run_loop(&d);
     drain_monitor(&d);
     if (d.monitor)
         zlink_close(d.monitor);
     fake_free_run();
     zlink_ctx_term(ctx);
+    for (int i = 0; i < FAKE_CONN_MAX; i++)
+        if (d.checks[i].started)
+            zl_decoder_destroy(&d.checks[i].decoder);
     fake_release();
     volatile unsigned sink = d.sink;
     (void)sink;

@@ -40,7 +40,9 @@ struct zl_fake_io {
 typedef struct fake_conn {
     uint8_t *in; /* what the peer sent and the handle has not read */
     size_t len, pos, cap;
-    int end_status;    /* 0 while the peer is connected */
+    int end_status; /* 0 while the peer is connected */
+    uint8_t *out;   /* what the local side wrote, for the driver to check */
+    size_t out_len, out_cap;
     zl_handle *handle; /* NULL once the local side closed */
 } fake_conn;
 
@@ -83,7 +85,6 @@ static struct {
     int pending_accepts;
     bool stall_writes;
     bool refuse_connects;
-    unsigned sink; /* every written byte is read into it */
 } fake = {.lock = PTHREAD_MUTEX_INITIALIZER,
           .turn_changed = PTHREAD_COND_INITIALIZER};
 
@@ -196,18 +197,34 @@ static void deliver_read(zl_handle *h)
     complete(&h->io, op, 0, done);
 }
 
-/* Every byte is read, so that the sanitizers see a write of freed or
- * unfinished memory. */
+static void grow(uint8_t **buf, size_t *cap, size_t need)
+{
+    if (need <= *cap)
+        return;
+    size_t n = *cap ? *cap : 256;
+    while (n < need)
+        n *= 2;
+    uint8_t *grown = realloc(*buf, n);
+    if (!grown)
+        abort();
+    *buf = grown;
+    *cap = n;
+}
+
+/* Copied out whole, so that the sanitizers see a write of freed memory,
+ * and the driver can check that it is ZMTP. */
 static void deliver_write(zl_handle *h)
 {
     zl_op *op = h->write_op;
+    fake_conn *c = h->conn;
     h->write_op = NULL;
     size_t total = 0;
     for (int i = 0; i < op->impl.req.write.count; i++) {
         const zl_iovec *v = &op->impl.req.write.iov[i];
-        const uint8_t *b = v->base;
-        for (size_t k = 0; k < v->len; k++)
-            fake.sink += b[k];
+        grow(&c->out, &c->out_cap, c->out_len + v->len);
+        if (v->len)
+            memcpy(c->out + c->out_len, v->base, v->len);
+        c->out_len += v->len;
         total += v->len;
     }
     complete(&h->io, op, 0, total);
@@ -520,6 +537,7 @@ void fake_release(void)
 {
     for (int i = 0; i < FAKE_CONN_MAX; i++) {
         free(fake.conns[i].in);
+        free(fake.conns[i].out);
         fake.conns[i] = (fake_conn){0};
     }
     fake.conn_count = 0;
@@ -562,18 +580,24 @@ void fake_feed(int conn, const void *data, size_t len)
         return; /* nobody reads it: a peer talking to a closed socket */
     if (c->pos == c->len)
         c->pos = c->len = 0;
-    if (c->len + len > c->cap) {
-        size_t cap = c->cap ? c->cap : 256;
-        while (cap < c->len + len)
-            cap *= 2;
-        uint8_t *grown = realloc(c->in, cap);
-        if (!grown)
-            abort();
-        c->in = grown;
-        c->cap = cap;
-    }
+    grow(&c->in, &c->cap, c->len + len);
     memcpy(c->in + c->len, data, len);
     c->len += len;
+}
+
+const uint8_t *fake_output(int conn, size_t *len)
+{
+    *len = 0;
+    if (conn < 0 || conn >= fake.conn_count)
+        return NULL;
+    *len = fake.conns[conn].out_len;
+    return fake.conns[conn].out;
+}
+
+void fake_output_clear(int conn)
+{
+    if (conn >= 0 && conn < fake.conn_count)
+        fake.conns[conn].out_len = 0;
 }
 
 void fake_hang_up(int conn, int status)

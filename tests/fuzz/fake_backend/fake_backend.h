@@ -40,6 +40,10 @@ void fake_accept(void);
 void fake_stall_writes(bool on);
 /* While on, connects complete with ECONNREFUSED. */
 void fake_refuse_connects(bool on);
+/* What the local side wrote to conn since the last fake_output_clear, in
+ * order; *len is its length. */
+const uint8_t *fake_output(int conn, size_t *len);
+void fake_output_clear(int conn);
 /* Moves the loop's clock forward; due timers run in the next pass. */
 void fake_advance_ms(uint64_t ms);
 
