@@ -465,6 +465,11 @@ static int run_parent(soak *k, int ctl, pid_t child)
         fprintf(stderr, "soak: fd count %d, baseline %d\n", end_fds, base_fds);
         failures++;
     }
+#ifdef SOAK_TSAN
+    /* ThreadSanitizer's shadow memory and allocator make RSS say nothing
+     * about zlink's. */
+    base_rss = end_rss = k->peak_rss_kib = 0;
+#endif
     if (end_rss > base_rss + margin) {
         fprintf(stderr, "soak: RSS %ld KiB, baseline %ld + margin %ld\n",
                 end_rss, base_rss, margin);
