@@ -7,7 +7,7 @@
 #include <stdint.h>
 
 /* Servers: one zlink socket of each type, then an XPUB whose application
- * never reads (fed only by --growth traffic). */
+ * does not read while the peers run (fed only by --growth traffic). */
 #define SOAK_TYPES 8
 #define SOAK_DEAF_XPUB 7
 #define SOAK_PEERS_MAX 1024
@@ -21,6 +21,9 @@
 /* While the peers run: queues are bounded by HWMs of 100 messages, so
  * this is room for the bounded queues, not for a growing one. */
 #define SOAK_PEAK_MARGIN_KIB (256 * 1024)
+/* Address space while the peers run, outside the sanitizers: thread stacks
+ * and malloc arenas, not gigabytes reserved for frames still to come. */
+#define SOAK_PEAK_VM_MARGIN_KIB (2L * 1024 * 1024)
 
 typedef struct soak_config {
     int seconds;
