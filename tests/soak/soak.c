@@ -9,8 +9,10 @@
  *
  * --growth (or ZLINK_SOAK_GROWTH=1) adds the traffic that only a bounded
  * implementation survives: multipart messages that never end, frames that
- * announce gigabytes (MAXMSGSIZE unlimited), and CANCEL floods at an XPUB
- * whose application does not read. The peak RSS is checked in every run.
+ * announce gigabytes (MAXMSGSIZE unlimited), CANCEL floods at an XPUB
+ * whose application does not read, and 8 KiB messages at such a DEALER.
+ * The peak RSS is checked in every run, the peak address space outside
+ * the sanitizers.
  *
  * Linux only: it reads /proc/self. */
 #ifndef _GNU_SOURCE
@@ -76,7 +78,7 @@ static void sleep_ms(int ms)
 
 const int soak_types[SOAK_TYPES] = {ZLINK_PAIR,   ZLINK_PUB,  ZLINK_SUB,
                                     ZLINK_XPUB,   ZLINK_XSUB, ZLINK_DEALER,
-                                    ZLINK_ROUTER, ZLINK_XPUB};
+                                    ZLINK_ROUTER, ZLINK_XPUB, ZLINK_DEALER};
 
 /* ---- what /proc says ---- */
 
@@ -188,7 +190,7 @@ static void open_servers(soak *k)
     for (int i = 0; i < SOAK_TYPES; i++) {
         server *sv = &k->servers[i];
         sv->type = soak_types[i];
-        sv->deaf = i == SOAK_DEAF_XPUB;
+        sv->deaf = i == SOAK_DEAF_XPUB || i == SOAK_DEAF_DEALER;
         sv->socket = new_socket(k->ctx, sv->type);
         set_int(sv->socket, ZLINK_SNDHWM, 100);
         set_int(sv->socket, ZLINK_RCVHWM, 100);
@@ -214,8 +216,8 @@ static void open_servers(soak *k)
 }
 
 static const int healthy_types[SOAK_TYPES] = {
-    ZLINK_PAIR, ZLINK_SUB,    ZLINK_PUB,    ZLINK_SUB,
-    ZLINK_PUB,  ZLINK_DEALER, ZLINK_DEALER, ZLINK_SUB};
+    ZLINK_PAIR,   ZLINK_SUB,    ZLINK_PUB, ZLINK_SUB,   ZLINK_PUB,
+    ZLINK_DEALER, ZLINK_DEALER, ZLINK_SUB, ZLINK_DEALER};
 
 static void open_healthy(soak *k)
 {
@@ -334,16 +336,16 @@ static void drain_clients(soak *k)
     }
 }
 
-/* Reads the deaf server's queue to its end, once its peers are gone, so
- * that what it held is freed before RSS is read. */
+/* Reads the deaf servers' queues to their end, once their peers are gone,
+ * so that what they held is freed before RSS is read. */
 static void drain_deaf(soak *k)
 {
-    server *sv = &k->servers[SOAK_DEAF_XPUB];
     zlink_msg_t msg;
     zlink_msg_init(&msg);
-    for (long i = 0; i < 100000000L; i++)
-        if (zlink_msg_recv(&msg, sv->socket, ZLINK_DONTWAIT) < 0)
-            break;
+    for (int d = SOAK_DEAF_XPUB; d <= SOAK_DEAF_DEALER; d++)
+        for (long i = 0; i < 100000000L; i++)
+            if (zlink_msg_recv(&msg, k->servers[d].socket, ZLINK_DONTWAIT) < 0)
+                break;
     zlink_msg_close(&msg);
 }
 

@@ -6,10 +6,12 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-/* Servers: one zlink socket of each type, then an XPUB whose application
- * does not read while the peers run (fed only by --growth traffic). */
-#define SOAK_TYPES 8
+/* Servers: one zlink socket of each type, then an XPUB and a DEALER whose
+ * application does not read while the peers run (fed only by --growth
+ * traffic). */
+#define SOAK_TYPES 9
 #define SOAK_DEAF_XPUB 7
+#define SOAK_DEAF_DEALER 8
 #define SOAK_PEERS_MAX 1024
 /* The servers' MAXMSGSIZE, except under --growth (unlimited). */
 #define SOAK_MAXMSGSIZE 65536

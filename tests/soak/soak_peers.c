@@ -38,6 +38,7 @@ typedef enum kind {
     K_ENDLESS_MORE = K_DEFAULT_COUNT, /* parts with MORE, never a last */
     K_HUGE_FRAME,   /* announces 8 GiB, sends a trickle of it */
     K_CANCEL_FLOOD, /* CANCELs of random topics, at the deaf XPUB */
+    K_QUEUE_8K,     /* 8 KiB messages, at the deaf DEALER */
     K_COUNT
 } kind;
 
@@ -45,7 +46,8 @@ static const char *const kind_names[K_COUNT] = {
     "valid",        "valid-reset",  "trickle",    "garbage",
     "bad-ready",    "wrong-type",   "bad-frame",  "stall-greeting",
     "stall-frame",  "vanish-frame", "non-reader", "oversize",
-    "connect-only", "endless-more", "huge-frame", "cancel-flood"};
+    "connect-only", "endless-more", "huge-frame", "cancel-flood",
+    "queue-8k"};
 
 #define HUGE_FRAME_SENT (64 * 1024)
 
@@ -200,6 +202,10 @@ static void out_growth_traffic(peers *ps, peer *p)
         static const uint8_t chunk[1024];
         out_put(p, chunk, sizeof chunk);
         p->huge_sent += sizeof chunk;
+    } else if (p->kind == K_QUEUE_8K) {
+        static uint8_t body[8192];
+        for (int i = 0; i < 4; i++)
+            out_frame(p, 0, body, sizeof body);
     } else if (p->kind == K_CANCEL_FLOOD) {
         char topic[16];
         for (int i = 0; i < 64; i++) {
@@ -303,6 +309,7 @@ static void script(peers *ps, peer *p)
     case K_ENDLESS_MORE:
     case K_HUGE_FRAME:
     case K_CANCEL_FLOOD:
+    case K_QUEUE_8K:
         out_handshake(p);
         if (p->kind == K_HUGE_FRAME) {
             uint8_t header[ZL_FRAME_HEADER_MAX];
@@ -334,8 +341,9 @@ static void start_peer(peers *ps, peer *p)
     if (ps->cfg->only_kind >= 0)
         p->kind = (kind)ps->cfg->only_kind;
     int servers = ps->cfg->growth ? SOAK_TYPES : SOAK_DEAF_XPUB;
-    p->target = p->kind == K_CANCEL_FLOOD
-                    ? SOAK_DEAF_XPUB
+    p->target = p->kind == K_CANCEL_FLOOD ? SOAK_DEAF_XPUB
+                : p->kind == K_QUEUE_8K
+                    ? SOAK_DEAF_DEALER
                     : (int)rand_in(ps, 0, (uint32_t)servers - 1);
     p->peer_type = compatible_type(soak_types[p->target]);
     p->out_len = p->out_pos = 0;
