@@ -133,6 +133,7 @@ static long settled_rss_kib(void)
 /* ---- the zlink side ---- */
 
 #define SERVE_PARTS_MAX 4
+#define REPORT_EVERY_MS 30000
 
 typedef struct server {
     int type;
@@ -368,11 +369,20 @@ static void app_round(soak *k, uint64_t *n)
 static bool run_until_child(soak *k, int ctl, const char *line,
                             uint64_t limit_ms)
 {
-    uint64_t n = 0, deadline = soak_now_ms() + limit_ms;
+    uint64_t start = soak_now_ms(), n = 0, deadline = start + limit_ms;
+    uint64_t next_report = start + REPORT_EVERY_MS;
     char buf[256];
     size_t len = 0;
     while (soak_now_ms() < deadline) {
         app_round(k, &n);
+        if (k->cfg.verbose && soak_now_ms() >= next_report) {
+            /* The trend of a long run: growth shows here first. */
+            printf("soak:   %llu s: fds %d, RSS %ld KiB\n",
+                   (unsigned long long)(soak_now_ms() - start) / 1000,
+                   fd_count(), rss_kib());
+            fflush(stdout);
+            next_report += REPORT_EVERY_MS;
+        }
         struct pollfd p = {ctl, POLLIN, 0};
         if (poll(&p, 1, 5) <= 0)
             continue;
