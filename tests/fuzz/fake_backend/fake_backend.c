@@ -1,10 +1,11 @@
 /* fake_backend.c — a backend (src/backend/backend.h) with no OS sockets, for
  * the connection fuzzer: handles read what the fuzzer feeds their peer,
- * writes are swallowed, the clock moves only when told, and the loop runs a
- * pass only when the driver gives it one, so that the I/O thread and the
- * application thread take turns in the same order on every run of an
- * input. Signaler, os_poll, slabs and the thread calls are the epoll
- * backend's; timers are the shared timer heap. */
+ * writes complete at once (unless stalled) and are kept for the driver to
+ * check, the clock moves only when told, and the loop runs a pass only
+ * when the driver gives it one, so that the I/O thread and the application
+ * thread take turns in the same order on every run of an input. Signaler,
+ * os_poll, slabs and the thread calls are the epoll backend's; timers are the
+ * shared timer heap. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
