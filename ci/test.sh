@@ -56,7 +56,9 @@ configure_build() {
     local dir=$1
     shift
     cmake -G Ninja -S . -B "$dir" -DZLINK_BUILD_TESTS=ON "$@"
-    cmake --build "$dir" ${BUILD_TARGET:+--target "$BUILD_TARGET"}
+    # Unquoted: BUILD_TARGET may name several targets.
+    # shellcheck disable=SC2086
+    cmake --build "$dir" ${BUILD_TARGET:+--target $BUILD_TARGET}
 }
 
 stage_gcc() {
@@ -95,7 +97,7 @@ stage_asan() {
 # by; each target runs a fixed number of inputs from a fixed seed.
 stage_fuzz() {
     local dir=$BUILD_ROOT/fuzz
-    BUILD_TARGET=fuzz_zmtp sanitizer_build "$dir" "-fsanitize=address,undefined \
+    BUILD_TARGET="fuzz_zmtp fuzz_connection" sanitizer_build "$dir" "-fsanitize=address,undefined \
 -fsanitize=fuzzer-no-link -fno-omit-frame-pointer \
 -fno-sanitize-recover=undefined" -DZLINK_BUILD_FUZZ=ON
     (cd "$dir" &&
