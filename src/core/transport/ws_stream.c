@@ -121,7 +121,9 @@ typedef struct ws_stream {
     bool pong_due;
     uint8_t pong[CONTROL_MAX];
     size_t pong_len;
-    bool close_due, close_sent;
+    bool close_due;
+    bool close_queued; /* in the wire being written */
+    bool close_sent;   /* on the wire */
     uint8_t close_code[2];
 } ws_stream;
 
@@ -392,6 +394,8 @@ static void on_lower_write(zl_op *op, int status, size_t bytes)
             fail_handshake(f, true);
             break;
         case PHASE_OPEN:
+            if (f->close_queued && status == 0)
+                f->close_sent = true;
             pump_write(f, true);
             /* A peer's close is answered; now the engine hears of it. */
             if (f->close_sent)
@@ -527,7 +531,7 @@ static void on_control(ws_stream *f)
         break;
     case WSLAY_CONNECTION_CLOSE:
         f->close_received = true;
-        if (!f->close_sent) {
+        if (!f->close_queued) {
             f->close_due = true;
             /* Echo the status code, as RFC 6455 §5.5.1 suggests. */
             f->close_code[0] = f->control_len >= 2 ? f->control[0] : 0x03;
@@ -766,7 +770,7 @@ static void write_controls(ws_stream *f)
     if (f->close_due) {
         write_control(f, WSLAY_CONNECTION_CLOSE, f->close_code, 2);
         f->close_due = false;
-        f->close_sent = true;
+        f->close_queued = true;
     }
 }
 
@@ -781,7 +785,28 @@ static size_t zmtp_header_need(const ws_stream *f)
  * they are all taken. */
 static void transform(ws_stream *f)
 {
-    while (f->write_op && f->write_index < f->write_count) {
+    while (f->write_op) {
+        if (f->out == OUT_WS_HEADER) {
+            /* Needs no input: an empty body ends its frame here. */
+            if (WIRE_CAP - f->wire_len < WS_HEADER_MAX + 1)
+                return;
+            write_ws_header(f, WSLAY_BINARY_FRAME, f->out_left + 1);
+            uint8_t flags = 0;
+            if (f->out_hdr[0] & ZL_FRAME_MORE)
+                flags |= ZL_WS_FLAG_MORE;
+            if (f->out_hdr[0] & ZL_FRAME_COMMAND)
+                flags |= ZL_WS_FLAG_COMMAND;
+            mask_copy(f, f->wire + f->wire_len, &flags, 1);
+            f->wire_len++;
+            f->out = OUT_BODY;
+        }
+        if (f->out == OUT_BODY && f->out_left == 0) {
+            f->out = OUT_ZMTP_HEADER;
+            f->out_hdr_have = 0;
+            write_controls(f);
+        }
+        if (f->write_index >= f->write_count)
+            return;
         const zl_iovec *iov = &f->write_iov[f->write_index];
         const uint8_t *src = (const uint8_t *)iov->base + f->write_offset;
         size_t avail = iov->len - f->write_offset;
@@ -790,7 +815,6 @@ static void transform(ws_stream *f)
             f->write_offset = 0;
             continue;
         }
-        size_t room = WIRE_CAP - f->wire_len;
         if (f->out == OUT_ZMTP_HEADER) {
             f->out_hdr[f->out_hdr_have++] = *src;
             f->write_offset++;
@@ -803,36 +827,16 @@ static void transform(ws_stream *f)
             f->out = OUT_WS_HEADER;
             continue;
         }
-        if (f->out == OUT_WS_HEADER) {
-            if (room < WS_HEADER_MAX + 1)
-                return;
-            write_ws_header(f, WSLAY_BINARY_FRAME, f->out_left + 1);
-            uint8_t flags = 0;
-            if (f->out_hdr[0] & ZL_FRAME_MORE)
-                flags |= ZL_WS_FLAG_MORE;
-            if (f->out_hdr[0] & ZL_FRAME_COMMAND)
-                flags |= ZL_WS_FLAG_COMMAND;
-            mask_copy(f, f->wire + f->wire_len, &flags, 1);
-            f->wire_len++;
-            f->out = OUT_BODY;
-            room = WIRE_CAP - f->wire_len;
-        }
-        if (f->out_left > 0) {
-            size_t n = avail < room ? avail : room;
-            if (n > f->out_left)
-                n = (size_t)f->out_left;
-            if (n == 0)
-                return;
-            mask_copy(f, f->wire + f->wire_len, src, n);
-            f->wire_len += n;
-            f->write_offset += n;
-            f->out_left -= n;
-        }
-        if (f->out_left == 0) {
-            f->out = OUT_ZMTP_HEADER;
-            f->out_hdr_have = 0;
-            write_controls(f);
-        }
+        size_t room = WIRE_CAP - f->wire_len;
+        size_t n = avail < room ? avail : room;
+        if (n > f->out_left)
+            n = (size_t)f->out_left;
+        if (n == 0)
+            return; /* the wire is full */
+        mask_copy(f, f->wire + f->wire_len, src, n);
+        f->wire_len += n;
+        f->write_offset += n;
+        f->out_left -= n;
     }
 }
 
