@@ -57,7 +57,8 @@ configure_build() {
     local dir=$1
     shift
     cmake -G Ninja -S . -B "$dir" -DZLINK_BUILD_TESTS=ON "$@"
-    cmake --build "$dir" ${BUILD_TARGET:+--target "$BUILD_TARGET"}
+    # shellcheck disable=SC2086 # BUILD_TARGET may name several targets
+    cmake --build "$dir" ${BUILD_TARGET:+--target $BUILD_TARGET}
 }
 
 stage_gcc() {
@@ -96,7 +97,7 @@ stage_asan() {
 # by; each target runs a fixed number of inputs from a fixed seed.
 stage_fuzz() {
     local dir=$BUILD_ROOT/fuzz
-    BUILD_TARGET=fuzz_zmtp sanitizer_build "$dir" "-fsanitize=address,undefined \
+    BUILD_TARGET="fuzz_zmtp fuzz_ws" sanitizer_build "$dir" "-fsanitize=address,undefined \
 -fsanitize=fuzzer-no-link -fno-omit-frame-pointer \
 -fno-sanitize-recover=undefined" -DZLINK_BUILD_FUZZ=ON
     (cd "$dir" &&

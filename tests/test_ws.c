@@ -609,7 +609,7 @@ START_TEST(hostile_frames)
     /* A close in the middle of a message: answered with a close. */
     raw_fd fd = raw_upgrade(a.port, "/h", "ZWS2.0/NULL");
     uint8_t frame[64];
-    size_t n = ws_frame(frame, false, 2, "\x00ab", 3, 3, true);
+    size_t n = ws_frame(frame, false, 2, "\x00" "ab", 3, 3, true);
     raw_send(fd, frame, n);
     n = ws_frame(frame, true, 8, "\x03\xe8", 2, 2, true);
     raw_send(fd, frame, n);
