@@ -609,7 +609,10 @@ START_TEST(hostile_frames)
     /* A close in the middle of a message: answered with a close. */
     raw_fd fd = raw_upgrade(a.port, "/h", "ZWS2.0/NULL");
     uint8_t frame[64];
-    size_t n = ws_frame(frame, false, 2, "\x00" "ab", 3, 3, true);
+    size_t n = ws_frame(frame, false, 2,
+                        "\x00"
+                        "ab",
+                        3, 3, true);
     raw_send(fd, frame, n);
     n = ws_frame(frame, true, 8, "\x03\xe8", 2, 2, true);
     raw_send(fd, frame, n);
@@ -627,6 +630,110 @@ START_TEST(hostile_frames)
     ck_assert(raw_closed_by_peer(fd, ZT_TIMEOUT_MS));
     raw_close(fd);
     arena_check_and_close(&a);
+}
+END_TEST
+
+/* ---- a raw server, for the client's side ---- */
+
+static raw_fd raw_listen(int *port)
+{
+    raw_fd fd = socket(AF_INET, SOCK_STREAM, IPPROTO_TCP);
+    ck_assert(fd != RAW_INVALID);
+    struct sockaddr_in addr;
+    memset(&addr, 0, sizeof addr);
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ck_assert_int_eq(bind(fd, (struct sockaddr *)&addr, sizeof addr), 0);
+    ck_assert_int_eq(listen(fd, 4), 0);
+    socklen_t len = sizeof addr;
+    ck_assert_int_eq(getsockname(fd, (struct sockaddr *)&addr, &len), 0);
+    *port = ntohs(addr.sin_port);
+    return fd;
+}
+
+/* Accepts the zlink client, reads its upgrade, and answers it with
+ * accept_ok deciding whether the hash is right. */
+static raw_fd serve_upgrade(raw_fd listener, const char *protocol,
+                            bool accept_ok)
+{
+    ck_assert(raw_readable(listener, ZT_TIMEOUT_MS));
+    raw_fd fd = accept(listener, NULL, NULL);
+    ck_assert(fd != RAW_INVALID);
+    char request[2048];
+    ck_assert_int_eq(read_answer(fd, request, sizeof request), -1);
+    ck_assert_ptr_nonnull(strstr(request, "GET /x HTTP/1.1\r\n"));
+    ck_assert_ptr_nonnull(strstr(request, "ZWS2.0/NULL, ZWS2.0"));
+    const char *k = strstr(request, "Sec-WebSocket-Key: ");
+    ck_assert_ptr_nonnull(k);
+    char key[ZL_WS_KEY_LEN + 1];
+    memcpy(key, k + strlen("Sec-WebSocket-Key: "), ZL_WS_KEY_LEN);
+    key[ZL_WS_KEY_LEN] = '\0';
+    char accept_hash[ZL_WS_ACCEPT_LEN + 1];
+    ck_assert_int_eq(zl_ws_accept_hash(key, accept_hash), 0);
+    if (!accept_ok)
+        accept_hash[0] = accept_hash[0] == 'A' ? 'B' : 'A';
+    char answer[512];
+    snprintf(answer, sizeof answer,
+             "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\n"
+             "Connection: Upgrade\r\nSec-WebSocket-Accept: %s\r\n"
+             "Sec-WebSocket-Protocol: %s\r\n\r\n",
+             accept_hash, protocol);
+    raw_send(fd, answer, strlen(answer));
+    return fd;
+}
+
+START_TEST(client_against_raw_server)
+{
+    void *ctx = zt_ctx();
+    int port;
+    raw_fd listener = raw_listen(&port);
+    char ep[128];
+    snprintf(ep, sizeof ep, "ws://127.0.0.1:%d/x", port);
+
+    /* A good server speaking plain ZWS2.0: ids first, then data. */
+    void *dealer = zt_socket(ctx, ZLINK_DEALER);
+    zlink_setsockopt(dealer, ZLINK_ROUTING_ID, "me", 2);
+    zt_connect(dealer, ep);
+    raw_fd fd = serve_upgrade(listener, "ZWS2.0", true);
+    uint8_t h[2], body[16];
+    /* Our client masks: header, key, then flags and "me". */
+    ck_assert(raw_recv_exact(fd, h, 2, ZT_TIMEOUT_MS));
+    ck_assert_int_eq(h[0], 0x82);
+    ck_assert_int_eq(h[1], 0x80 | 3);
+    ck_assert(raw_recv_exact(fd, body, 4 + 3, ZT_TIMEOUT_MS));
+    for (int i = 0; i < 3; i++)
+        body[4 + i] ^= body[i & 3];
+    ck_assert_mem_eq(body + 4, "\x00me", 3);
+    uint8_t frame[64];
+    size_t n = ws_frame(frame, true, 2, "\x00", 1, 1, false); /* our id */
+    raw_send(fd, frame, n);
+    n = ws_frame(frame, true, 2, "\x00hi", 3, 3, false);
+    raw_send(fd, frame, n);
+    zt_recv_str(dealer, "hi");
+    raw_close(fd);
+    zt_close(dealer);
+
+    /* A server that masks its frames breaks RFC 6455: the client closes. */
+    dealer = zt_socket(ctx, ZLINK_DEALER);
+    zt_connect(dealer, ep);
+    fd = serve_upgrade(listener, "ZWS2.0", true);
+    n = ws_frame(frame, true, 2, "\x00", 1, 1, true);
+    raw_send(fd, frame, n);
+    ck_assert(raw_closed_by_peer(fd, ZT_TIMEOUT_MS));
+    raw_close(fd);
+    zt_close(dealer);
+
+    /* A wrong accept hash, and a subprotocol we did not offer. */
+    for (int i = 0; i < 2; i++) {
+        dealer = zt_socket(ctx, ZLINK_DEALER);
+        zt_connect(dealer, ep);
+        fd = serve_upgrade(listener, i ? "chat" : "ZWS2.0", i != 0);
+        ck_assert(raw_closed_by_peer(fd, ZT_TIMEOUT_MS));
+        raw_close(fd);
+        zt_close(dealer);
+    }
+    raw_close(listener);
+    zt_term(ctx);
 }
 END_TEST
 
@@ -668,6 +775,7 @@ Suite *ws_suite(void)
     tcase_add_test(tc, slowloris_upgrade);
     tcase_add_test(tc, hostile_frames);
     tcase_add_test(tc, max_msg_size);
+    tcase_add_test(tc, client_against_raw_server);
     suite_add_tcase(s, tc);
     return s;
 }

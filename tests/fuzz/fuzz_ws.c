@@ -263,7 +263,10 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     n += seed_frame(seed + n, 0x82, "", 1);
     n += seed_frame(seed + n, 0x82, "\x01hello", 6);
     n += seed_frame(seed + n, 0x89, "ping", 4);
-    n += seed_frame(seed + n, 0x02, "\x00" "fr", 3);
+    n += seed_frame(seed + n, 0x02,
+                    "\x00"
+                    "fr",
+                    3);
     n += seed_frame(seed + n, 0x80, "ag", 2);
     n += seed_frame(seed + n, 0x88, "\x03\xe8", 2);
     write_seed(dir, 1, seed, n);
