@@ -498,16 +498,47 @@ static void expect_refused(int port, const char *request, int status)
     raw_close(fd);
 }
 
+/* The next monitor event: its id and value. */
+static void expect_monitor_event(void *mon, int id, uint32_t value)
+{
+    uint64_t deadline = zl_test_now_ms() + ZT_TIMEOUT_MS;
+    while (zl_test_now_ms() < deadline) {
+        uint8_t frame[6];
+        char endpoint[256];
+        ck_assert_int_eq(zlink_recv(mon, frame, sizeof frame, 0), 6);
+        ck_assert_int_ge(zt_recv_buf(mon, endpoint, sizeof endpoint, 0), 0);
+        uint16_t got;
+        uint32_t got_value;
+        memcpy(&got, frame, 2);
+        memcpy(&got_value, frame + 2, 4);
+        if (got == id) {
+            ck_assert_uint_eq(got_value, value);
+            return;
+        }
+    }
+    ck_abort_msg("no event 0x%x", id);
+}
+
 START_TEST(hostile_upgrades)
 {
     arena a;
     arena_open(&a, 0);
+    ck_assert_int_eq(
+        zlink_socket_monitor(a.server, "inproc://ws-mon-up",
+                             ZLINK_EVENT_HANDSHAKE_FAILED_PROTOCOL),
+        0);
+    void *mon = zt_socket(a.ctx, ZLINK_PAIR);
+    zt_connect(mon, "inproc://ws-mon-up");
     /* Missing key. */
     expect_refused(a.port,
                    "GET /h HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\n"
                    "Connection: Upgrade\r\nSec-WebSocket-Version: 13\r\n"
                    "Sec-WebSocket-Protocol: ZWS2.0\r\n\r\n",
                    400);
+    /* Before any socket is known, every socket on the port hears of it. */
+    expect_monitor_event(mon, ZLINK_EVENT_HANDSHAKE_FAILED_PROTOCOL,
+                         ZLINK_PROTOCOL_ERROR_WS_UNSPECIFIED);
+    zt_close(mon);
     /* Wrong version: 426, naming ours. */
     expect_refused(a.port,
                    "GET /h HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\n"
@@ -572,11 +603,18 @@ START_TEST(slowloris_upgrade)
 }
 END_TEST
 
-/* Frames that break RFC 6455 after a good upgrade: each closes. */
+/* Frames that break RFC 6455 after a good upgrade: each closes, with a
+ * HANDSHAKE_FAILED_PROTOCOL event that says ws. */
 START_TEST(hostile_frames)
 {
     arena a;
     arena_open(&a, 0);
+    ck_assert_int_eq(
+        zlink_socket_monitor(a.server, "inproc://ws-mon",
+                             ZLINK_EVENT_HANDSHAKE_FAILED_PROTOCOL),
+        0);
+    void *mon = zt_socket(a.ctx, ZLINK_PAIR);
+    zt_connect(mon, "inproc://ws-mon");
     static const struct {
         const char *name;
         bool fin;
@@ -604,6 +642,8 @@ START_TEST(hostile_frames)
         }
         ck_assert_msg(raw_closed_by_peer(fd, ZT_TIMEOUT_MS), "%s",
                       cases[i].name);
+        expect_monitor_event(mon, ZLINK_EVENT_HANDSHAKE_FAILED_PROTOCOL,
+                             ZLINK_PROTOCOL_ERROR_WS_UNSPECIFIED);
         raw_close(fd);
     }
     /* A close in the middle of a message: answered with a close. */
@@ -629,6 +669,7 @@ START_TEST(hostile_frames)
     ck_assert_mem_eq(h, "\x88\x02\x03\xe8", 4);
     ck_assert(raw_closed_by_peer(fd, ZT_TIMEOUT_MS));
     raw_close(fd);
+    zt_close(mon);
     arena_check_and_close(&a);
 }
 END_TEST
