@@ -15,6 +15,8 @@
 #   bench/run.sh --loopback         plain write/read loops on one loopback
 #                                   connection, no library, and the fill alone
 #                                   (64, 256 KiB)
+#   bench/run.sh --ws               zlink ws beside zlink tcp (PAIR, PUBSUB;
+#                                   64 B, 1 KiB, 64 KiB): ws / tcp per cell
 #   bench/run.sh --full --report    all of the above, then RESULTS.md + SVG
 #   bench/run.sh --report-only      rewrite RESULTS.md + SVG from the last
 #                                   run's bench/results/ (no new runs)
@@ -44,6 +46,7 @@ DO_CALLGRIND=0
 DO_IDLE=0
 DO_TRIE=0
 DO_LOOPBACK=0
+DO_WS=0
 DO_REPORT=0
 REPORT_ONLY=0
 PATTERNS_OVERRIDE=""
@@ -65,6 +68,7 @@ while (($#)); do
     --idle-memory) DO_IDLE=1 ;;
     --trie) DO_TRIE=1 ;;
     --loopback) DO_LOOPBACK=1 ;;
+    --ws) DO_WS=1 ;;
     --report) DO_REPORT=1 ;;
     --report-only) REPORT_ONLY=1 ;;
     --conns) CONNS=$2; shift ;;
@@ -87,7 +91,7 @@ if ((DO_REPORT)); then
     MATRIX=${MATRIX:-full}
     DO_SYSCALLS=1 DO_CALLGRIND=1 DO_IDLE=1 DO_TRIE=1 DO_LOOPBACK=1
 fi
-if [[ -z $MATRIX ]] && ((!DO_SYSCALLS && !DO_CALLGRIND && !DO_IDLE && !DO_TRIE && !DO_LOOPBACK)); then
+if [[ -z $MATRIX ]] && ((!DO_SYSCALLS && !DO_CALLGRIND && !DO_IDLE && !DO_TRIE && !DO_LOOPBACK && !DO_WS)); then
     MATRIX=quick
 fi
 ((RUNS >= 1)) || { echo "run.sh: --runs must be at least 1" >&2; exit 2; }
@@ -654,6 +658,55 @@ run_trie() {
 # the medians of loopback_raw per transport, size, queue depth and thread
 # structure and send path, and this run's PAIR, ROUTER_ROUTER_POLL and
 # PUBSUB medians (when the matrix ran) for the same transport and size.
+# zlink over ws beside zlink over tcp, runs alternating tcp, ws, tcp, ...;
+# the median msg/s of each and ws / tcp, into ws_vs_tcp.{csv,md}.
+run_ws_vs_tcp() {
+    local raw=$RESULTS/ws_vs_tcp_raw.csv csv=$RESULTS/ws_vs_tcp.csv
+    local md=$RESULTS/ws_vs_tcp.md patterns=${PATTERNS_OVERRIDE:-"PAIR PUBSUB"}
+    local sizes=${SIZES_OVERRIDE:-"64 1024 65536"}
+    echo "== ws beside tcp (zlink), $RUNS runs each"
+    echo "pattern,size,transport,run,msg_s" >"$raw"
+    local p size t run count out rate
+    for p in $patterns; do
+        for size in $sizes; do
+            count=$(( size >= 65536 ? 20000 : size >= 1024 ? 500000 : 2000000 ))
+            for ((run = 1; run <= RUNS; run++)); do
+                for t in tcp ws; do
+                    out=$(timeout "$TIMEOUT" "$BIN_DIR/zlink_bench_zlink" \
+                        --pattern "$p" --transport "$t" --size "$size" \
+                        --count "$count" --csv 2>/dev/null | tail -n 1) || out=""
+                    rate=$(awk -F, 'NR == 1 && $8 == "OK" { print $10 }' <<<"$out")
+                    if [[ -z $rate ]]; then
+                        echo "  $p $t $size run $run: FAILED" | tee -a "$FAILURES"
+                        continue
+                    fi
+                    echo "$p,$size,$t,$run,$rate" >>"$raw"
+                done
+            done
+        done
+    done
+    awk -F, 'NR > 1 { key = $1 "," $2; v[key "," $3] = v[key "," $3] " " $5; keys[key] = 1 }
+        function median(list,   a, n, i, j, t) {
+            n = split(list, a, " ")
+            for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++)
+                if (a[j] + 0 < a[i] + 0) { t = a[i]; a[i] = a[j]; a[j] = t }
+            return n ? (n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2) : 0
+        }
+        END {
+            print "pattern,size,tcp_msg_s,ws_msg_s,ws_over_tcp" > "'"$csv"'"
+            print "| pattern | size (B) | zlink tcp msg/s | zlink ws msg/s | ws / tcp |" > "'"$md"'"
+            print "|---|---:|---:|---:|---:|" > "'"$md"'"
+            for (k in keys) {
+                tcp = median(v[k ",tcp"]); ws = median(v[k ",ws"])
+                r = tcp > 0 ? ws / tcp : 0
+                print k "," tcp "," ws "," sprintf("%.2f", r) > "'"$csv"'"
+                split(k, kk, ",")
+                printf "| %s | %s | %.0f | %.0f | %.2f |\n", kk[1], kk[2], tcp, ws, r > "'"$md"'"
+            }
+        }' "$raw"
+    cat "$md"
+}
+
 run_loopback() {
     local csv=$RESULTS/loopback.csv raw=$RESULTS/loopback_runs.csv
     echo "== plain loopback (bench/loopback_raw.c, no library, $RUNS runs each)"
@@ -748,6 +801,7 @@ fi
 ((DO_IDLE)) && run_idle
 ((DO_TRIE)) && run_trie
 ((DO_LOOPBACK)) && run_loopback
+((DO_WS)) && run_ws_vs_tcp
 ((DO_REPORT)) && write_report
 rm -f "$RESULTS/last_stderr.txt"
 if [[ -s $FAILURES ]]; then

@@ -63,8 +63,10 @@ static const char *const pattern_names[PAT_COUNT] = {
     "PAIR",          "PUBSUB",        "DEALER_DEALER",
     "DEALER_ROUTER", "ROUTER_ROUTER", "ROUTER_ROUTER_POLL"};
 
-enum transport { TR_TCP, TR_IPC, TR_INPROC, TR_COUNT };
-static const char *const transport_names[TR_COUNT] = {"tcp", "ipc", "inproc"};
+/* ws runs where the library has it (zlink; libzmq only in a draft build). */
+enum transport { TR_TCP, TR_IPC, TR_INPROC, TR_WS, TR_COUNT };
+static const char *const transport_names[TR_COUNT] = {"tcp", "ipc", "inproc",
+                                                      "ws"};
 
 /* Message markers, in the first byte of every payload. */
 #define MARK_WARMUP 'W'
@@ -478,6 +480,9 @@ static void make_endpoint(struct cell *c)
         snprintf(c->endpoint, sizeof c->endpoint,
                  "ipc:///tmp/zlink_bench_%ld_%d.ipc", (long)getpid(), seq++);
         break;
+    case TR_WS:
+        snprintf(c->endpoint, sizeof c->endpoint, "ws://127.0.0.1:*/bench");
+        break;
     default:
         snprintf(c->endpoint, sizeof c->endpoint, "inproc://bench_%d", seq++);
         break;
@@ -555,7 +560,7 @@ static void setup_cell(struct cell *c)
     make_endpoint(c);
     if (zmq_bind(binder, c->endpoint) != 0)
         die("zmq_bind(%s): %s", c->endpoint, zmq_strerror(zmq_errno()));
-    if (cfg->transport == TR_TCP) {
+    if (cfg->transport == TR_TCP || cfg->transport == TR_WS) {
         size_t len = sizeof c->endpoint;
         if (zmq_getsockopt(binder, ZMQ_LAST_ENDPOINT, c->endpoint, &len) != 0)
             die("zmq_getsockopt(LAST_ENDPOINT): %s", zmq_strerror(zmq_errno()));

@@ -15,7 +15,8 @@ export ZLINK_BUILD_ROOT=$BUILD_ROOT
 STAGES=${ZLINK_CI_STAGES:-gcc asan fuzz tsan windows}
 
 DEPS=(build-essential cmake ninja-build pkg-config libuv1-dev check
-      libzmq3-dev clang libclang-rt-14-dev git ca-certificates)
+      libzmq3-dev clang libclang-rt-14-dev git ca-certificates
+      libwslay-dev libmbedtls-dev)
 
 installed() {
     dpkg -s "$1" 2>/dev/null | grep -q '^Status: install ok installed'
@@ -97,7 +98,7 @@ stage_asan() {
 # by; each target runs a fixed number of inputs from a fixed seed.
 stage_fuzz() {
     local dir=$BUILD_ROOT/fuzz
-    BUILD_TARGET="fuzz_zmtp fuzz_connection" sanitizer_build "$dir" "-fsanitize=address,undefined \
+    BUILD_TARGET="fuzz_zmtp fuzz_connection fuzz_ws" sanitizer_build "$dir" "-fsanitize=address,undefined \
 -fsanitize=fuzzer-no-link -fno-omit-frame-pointer \
 -fno-sanitize-recover=undefined" -DZLINK_BUILD_FUZZ=ON
     (cd "$dir" &&

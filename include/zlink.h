@@ -220,6 +220,15 @@ ZLINK_EXPORT int zlink_msg_get(const zlink_msg_t *msg, int property);
 #define ZLINK_HEARTBEAT_TIMEOUT 77
 #define ZLINK_XPUB_VERBOSER 78
 
+/* WebSocket (ws://, wss://), zlink's own: 1020-1039.
+ * ZLINK_WS_ALLOWED_ORIGINS: the Origin values a ws/wss bind accepts, as
+ * one string of origins separated by commas or spaces, compared exactly
+ * ("https://game.example.com, http://localhost:8080"). Unset or empty (the
+ * default) accepts every origin and a request without one, as libzmq does;
+ * once set, a request whose Origin is not listed, or that has none, gets
+ * 403. Setting it again replaces the list; it applies to later binds. */
+#define ZLINK_WS_ALLOWED_ORIGINS 1020
+
 /* Send/recv flags. */
 #define ZLINK_DONTWAIT 1
 #define ZLINK_SNDMORE 2
@@ -250,6 +259,7 @@ ZLINK_EXPORT int zlink_msg_get(const zlink_msg_t *msg, int property);
 #define ZLINK_PROTOCOL_ERROR_ZMTP_MALFORMED_COMMAND_READY 0x10000016
 #define ZLINK_PROTOCOL_ERROR_ZMTP_INVALID_METADATA 0x10000018
 #define ZLINK_PROTOCOL_ERROR_ZMTP_MECHANISM_MISMATCH 0x11000002
+#define ZLINK_PROTOCOL_ERROR_WS_UNSPECIFIED 0x30000000
 
 ZLINK_EXPORT void *zlink_socket(void *context, int type);
 ZLINK_EXPORT int zlink_close(void *socket);

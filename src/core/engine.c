@@ -131,6 +131,9 @@ struct zl_engine {
     size_t greeting_have;
     uint8_t peer_minor;
     bool ready_received;
+    /* Plain ZWS2.0: no READY and no commands either way; the first message
+     * each way is the sender's routing id. */
+    bool routing_id_first;
 
     /* Output. */
     zl_op write_op;
@@ -512,7 +515,15 @@ static void fill_output(zl_engine *e)
         e->out_len += ZL_GREETING_SIZE;
         e->greeting_sent = true;
     }
-    if (e->state != ZL_ENGINE_GREETING && !e->ready_sent) {
+    if (e->state != ZL_ENGINE_GREETING && !e->ready_sent &&
+        e->routing_id_first) {
+        size_t id_len = e->routing_id ? e->routing_id->len : 0;
+        e->out_len +=
+            zl_frame_header_encode(e->out_buf + e->out_len, 0, id_len);
+        if (id_len)
+            append_bytes(e, e->routing_id->data, id_len);
+        e->ready_sent = true;
+    } else if (e->state != ZL_ENGINE_GREETING && !e->ready_sent) {
         e->out_len += zl_ready_encode(
             e->out_buf + e->out_len, COMMAND_ROOM, e->socket_type,
             e->routing_id ? e->routing_id->data : NULL,
@@ -561,6 +572,8 @@ static void fill_output(zl_engine *e)
 static void queue_command(zl_engine *e, const char *name, const void *data,
                           size_t len)
 {
+    if (e->routing_id_first)
+        return; /* a plain ZWS2.0 peer knows no commands */
     if (!e->commands) {
         e->commands = zl_pool_alloc(COMMAND_ROOM, &e->commands_class);
         if (!e->commands)
@@ -716,12 +729,38 @@ static bool on_command(zl_engine *e, zlink_msg_t *msg)
     return keep_going;
 }
 
+/* A plain ZWS2.0 peer's first message: its routing id, which a ROUTER
+ * names it by (an empty one lets the ROUTER pick). Nothing is checked of
+ * its socket type: ZWS2.0 does not say it. */
+static bool on_routing_id(zl_engine *e, zlink_msg_t *msg)
+{
+    size_t len = zlink_msg_size(msg);
+    if (len > 255 || (zl_msg_flags(msg) & ZL_MSG_MORE)) {
+        zlink_msg_close(msg);
+        handshake_failed(e, ZLINK_PROTOCOL_ERROR_ZMTP_UNSPECIFIED);
+        return false;
+    }
+    zl_blob id;
+    id.len = (uint8_t)len;
+    if (len)
+        memcpy(id.data, zlink_msg_data(msg), len);
+    zlink_msg_close(msg);
+    e->ready_received = true;
+    e->state = ZL_ENGINE_ACTIVE;
+    zl_timer_stop(e->loop, &e->handshake_timer);
+    zl_session_engine_ready(e->session, &id);
+    fill_output(e);
+    return e->state == ZL_ENGINE_ACTIVE;
+}
+
 /* Returns false when input must stop. */
 static bool on_frame(zl_engine *e, zlink_msg_t *msg)
 {
     e->frames_this_read++;
     if (zl_msg_flags(msg) & ZL_MSG_COMMAND)
         return on_command(e, msg);
+    if (e->state == ZL_ENGINE_HANDSHAKE && e->routing_id_first)
+        return on_routing_id(e, msg);
     if (e->state != ZL_ENGINE_ACTIVE) {
         zlink_msg_close(msg);
         handshake_failed(e, ZLINK_PROTOCOL_ERROR_ZMTP_UNEXPECTED_COMMAND);
@@ -934,9 +973,15 @@ static void on_heartbeat_deadline(zl_timer *t)
 static void start_protocol(zl_engine *e)
 {
     switch (zl_stream_framing(e->stream)) {
+    case ZL_FRAMING_ZWS_RAW:
+        e->routing_id_first = true;
+        /* fall through */
     case ZL_FRAMING_ZWS_NULL:
-        /* The subprotocol named the mechanism: no greeting either way. */
+        /* The subprotocol named the mechanism: no greeting either way.
+         * ZWS peers (libzmq's ws, jszmq) take subscriptions as 0x01/0x00
+         * messages, as a ZMTP 3.0 peer does. */
         e->greeting_sent = true;
+        e->peer_minor = 0;
         e->state = ZL_ENGINE_HANDSHAKE;
         break;
     case ZL_FRAMING_ZMTP:

@@ -4,7 +4,10 @@
 
 #include "zlink.h"
 
-int zlink_errno(void) { return errno; }
+int zlink_errno(void)
+{
+    return errno;
+}
 
 const char *zlink_strerror(int errnum)
 {
@@ -38,5 +41,13 @@ int zlink_has(const char *capability)
 {
     if (!capability)
         return 0;
+#if defined(ZLINK_WITH_WS)
+    if (strcmp(capability, "ws") == 0)
+        return 1;
+#endif
+#if defined(ZLINK_WITH_WSS)
+    if (strcmp(capability, "wss") == 0)
+        return 1;
+#endif
     return strcmp(capability, "ipc") == 0;
 }

@@ -82,8 +82,11 @@ int zl_options_copy(zl_options *dst, const zl_options *src)
     /* Until copied, dst must not share src's ids: a failure below frees
      * what dst holds. */
     dst->routing_id = dst->connect_routing_id = NULL;
+    dst->ws_allowed_origins = NULL;
     if (copy_blob(&dst->routing_id, src->routing_id) != 0 ||
-        copy_blob(&dst->connect_routing_id, src->connect_routing_id) != 0) {
+        copy_blob(&dst->connect_routing_id, src->connect_routing_id) != 0 ||
+        (src->ws_allowed_origins &&
+         !(dst->ws_allowed_origins = strdup(src->ws_allowed_origins)))) {
         zl_options_destroy(dst);
         errno = ENOMEM;
         return -1;
@@ -95,7 +98,37 @@ void zl_options_destroy(zl_options *o)
 {
     free(o->routing_id);
     o->routing_id = NULL;
+    free(o->ws_allowed_origins);
+    o->ws_allowed_origins = NULL;
     zl_options_consume_connect_id(o);
+}
+
+/* A string option; empty (or NULL) clears it. */
+static int set_string(char **field, const void *val, size_t len, size_t max)
+{
+    if ((!val && len) || len > max + 1) {
+        errno = EINVAL;
+        return -1;
+    }
+    if (len > 0 && ((const char *)val)[len - 1] == '\0')
+        len--; /* given with its NUL, as libzmq's string options may be */
+    if (len && memchr(val, '\0', len)) {
+        errno = EINVAL;
+        return -1;
+    }
+    char *copy = NULL;
+    if (len > 0) {
+        copy = malloc(len + 1);
+        if (!copy) {
+            errno = ENOMEM;
+            return -1;
+        }
+        memcpy(copy, val, len);
+        copy[len] = '\0';
+    }
+    free(*field);
+    *field = copy;
+    return 0;
 }
 
 void zl_options_consume_connect_id(zl_options *o)
@@ -207,6 +240,8 @@ int zl_options_set(zl_options *o, int option, const void *val, size_t len)
         return set_blob(&o->routing_id, val, len);
     case ZLINK_CONNECT_ROUTING_ID:
         return set_blob(&o->connect_routing_id, val, len);
+    case ZLINK_WS_ALLOWED_ORIGINS:
+        return set_string(&o->ws_allowed_origins, val, len, ZL_WS_ORIGINS_MAX);
     default:
         errno = ENOTSUP;
         return -1;
@@ -269,6 +304,17 @@ int zl_options_get(const zl_options *o, int option, void *val, size_t *len)
         if (have > 0)
             memcpy(val, o->routing_id->data, have);
         *len = have;
+        return 0;
+    }
+    case ZLINK_WS_ALLOWED_ORIGINS: {
+        const char *v = o->ws_allowed_origins ? o->ws_allowed_origins : "";
+        size_t need = strlen(v) + 1;
+        if (!val || !len || *len < need) {
+            errno = EINVAL;
+            return -1;
+        }
+        memcpy(val, v, need);
+        *len = need;
         return 0;
     }
     default:

@@ -28,7 +28,11 @@ typedef struct zl_options {
      * each carry two 256-byte ids. */
     zl_blob *routing_id;         /* ZLINK_ROUTING_ID: what we announce */
     zl_blob *connect_routing_id; /* consumed by the next connect */
+    char *ws_allowed_origins;    /* ZLINK_WS_ALLOWED_ORIGINS; NULL: all */
 } zl_options;
+
+/* The longest ZLINK_WS_ALLOWED_ORIGINS list, NUL excluded. */
+#define ZL_WS_ORIGINS_MAX 4096
 
 void zl_options_init(zl_options *o, int type);
 /* dst becomes a copy of src, ids included. -1 with ENOMEM (dst then holds

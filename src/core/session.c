@@ -247,21 +247,25 @@ static void set_buffer_sizes(zl_handle *h, const zl_options *options,
 
 /* Wraps the connected handle in its transport's stream and starts an
  * engine on it; on failure the handle is closed. */
-static bool start_engine(zl_session *s, zl_handle *h, bool connecting)
+static bool start_engine_on(zl_session *s, zl_stream *stream)
 {
-    zl_loop *loop = s->base.thread->loop;
-    zl_stream *stream =
-        zl_stream_create(loop, h, s->endpoint, &s->options, connecting);
-    if (!stream) {
-        zl_handle_close(h);
-        return false;
-    }
-    s->engine = zl_engine_create(s, loop, stream, &s->options);
+    s->engine = zl_engine_create(s, s->base.thread->loop, stream, &s->options);
     if (!s->engine) {
         zl_stream_close(stream);
         return false;
     }
     return true;
+}
+
+static bool start_engine(zl_session *s, zl_handle *h, bool connecting)
+{
+    zl_stream *stream = zl_stream_create(s->base.thread->loop, h, s->endpoint,
+                                         &s->options, connecting);
+    if (!stream) {
+        zl_handle_close(h);
+        return false;
+    }
+    return start_engine_on(s, stream);
 }
 
 static void on_connected(zl_op *op, int status, size_t bytes)
@@ -503,6 +507,25 @@ zl_session *zl_session_create_accepted(zl_socket *socket, zl_io_thread *thread,
         return NULL;
     set_buffer_sizes(handle, options, endpoint);
     if (!start_engine(s, handle, false)) {
+        session_free_unstarted(s);
+        return NULL;
+    }
+    return s;
+}
+
+zl_session *zl_session_create_accepted_stream(zl_socket *socket,
+                                              zl_io_thread *thread,
+                                              const zl_options *options,
+                                              zl_stream *stream,
+                                              const char *endpoint)
+{
+    zl_session *s = session_new(socket, thread, options, endpoint);
+    if (!s) {
+        zl_stream_close(stream);
+        return NULL;
+    }
+    set_buffer_sizes(stream->handle, options, endpoint);
+    if (!start_engine_on(s, stream)) {
         session_free_unstarted(s);
         return NULL;
     }

@@ -54,6 +54,16 @@ zl_session *zl_session_create_accepted(struct zl_socket *socket,
                                        const zl_options *options,
                                        zl_handle *handle, const char *endpoint);
 
+/* Accepted side, for a stream whose transport handshake its listener
+ * already ran (a WebSocket upgrade routed by its path). Takes the stream
+ * over, closing it on failure. */
+struct zl_stream;
+zl_session *zl_session_create_accepted_stream(struct zl_socket *socket,
+                                              zl_io_thread *thread,
+                                              const zl_options *options,
+                                              struct zl_stream *stream,
+                                              const char *endpoint);
+
 /* Called by the engine. */
 void zl_session_engine_ready(zl_session *s, const zl_blob *peer_routing_id);
 /* One part from the socket: ZL_PIPE_MSG, ZL_PIPE_EMPTY or ZL_PIPE_CLOSED. */

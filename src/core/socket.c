@@ -18,6 +18,10 @@
 #include "transport/address.h"
 #include "transport/inproc.h"
 #include "transport/listener.h"
+#if defined(ZLINK_WITH_WS)
+#include "transport/ws_listener.h"
+#include "transport/ws_stream.h"
+#endif
 
 zl_socket *zl_socket_from_handle(void *handle)
 {
@@ -802,6 +806,25 @@ int zlink_bind(void *handle, const char *endpoint)
         s->endpoints[s->endpoint_count - 1].bound = true;
         return 0;
     }
+#if defined(ZLINK_WITH_WS)
+    if (transport == ZL_TRANSPORT_WS || transport == ZL_TRANSPORT_WSS) {
+        zl_listener_object *routed;
+        char ws_resolved[300];
+        if (zl_ws_bind(s, transport == ZL_TRANSPORT_WSS, rest, ws_resolved,
+                       sizeof ws_resolved, &routed) != 0) {
+            int err = errno;
+            zl_monitor_event(s, ZLINK_EVENT_BIND_FAILED, (uint64_t)err,
+                             endpoint);
+            errno = err;
+            return -1;
+        }
+        add_endpoint(s, endpoint, ws_resolved, (zl_io_object *)routed, NULL);
+        s->endpoints[s->endpoint_count - 1].bound = true;
+        zl_monitor_event(s, ZLINK_EVENT_LISTENING, 0, ws_resolved);
+        plug((zl_io_object *)routed);
+        return 0;
+    }
+#endif
     zl_addr addr;
     char tmpdir[300] = "";
     int rc = transport == ZL_TRANSPORT_TCP
@@ -847,7 +870,17 @@ int zlink_connect(void *handle, const char *endpoint)
         return add_endpoint(s, endpoint, endpoint, NULL, ours);
     }
     zl_addr addr;
-    int rc = transport == ZL_TRANSPORT_TCP
+    int rc;
+#if defined(ZLINK_WITH_WS)
+    if (transport == ZL_TRANSPORT_WS || transport == ZL_TRANSPORT_WSS) {
+        char hostport[300], path[ZL_WS_PATH_MAX];
+        rc = zl_ws_endpoint_split(rest, hostport, sizeof hostport, path,
+                                  sizeof path);
+        if (rc == 0)
+            rc = zl_tcp_resolve(hostport, false, s->options.ipv6, &addr);
+    } else
+#endif
+        rc = transport == ZL_TRANSPORT_TCP
                  ? zl_tcp_resolve(rest, false, s->options.ipv6, &addr)
                  : zl_ipc_resolve(rest, false, &addr, NULL, 0);
     if (rc != 0)
@@ -877,10 +910,21 @@ static bool is_wildcard(const char *endpoint)
 {
     if (strcmp(endpoint, "ipc://*") == 0)
         return true;
-    if (strncmp(endpoint, "tcp://", 6) != 0)
+    const char *hostport;
+    if (strncmp(endpoint, "tcp://", 6) == 0)
+        hostport = endpoint + 6;
+    else if (strncmp(endpoint, "ws://", 5) == 0)
+        hostport = endpoint + 5;
+    else if (strncmp(endpoint, "wss://", 6) == 0)
+        hostport = endpoint + 6;
+    else
         return false;
-    const char *port = strrchr(endpoint, ':');
-    return port && (strcmp(port, ":*") == 0 || strcmp(port, ":0") == 0);
+    /* ws endpoints carry a path after the port. */
+    const char *v6_end = hostport[0] == '[' ? strchr(hostport, ']') : NULL;
+    const char *slash = strchr(v6_end ? v6_end : hostport, '/');
+    size_t len = slash ? (size_t)(slash - hostport) : strlen(hostport);
+    return len >= 2 && hostport[len - 2] == ':' &&
+           (hostport[len - 1] == '*' || hostport[len - 1] == '0');
 }
 
 static int end_endpoint(zl_socket *s, const char *endpoint, bool bound)

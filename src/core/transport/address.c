@@ -29,6 +29,14 @@ int zl_endpoint_split(const char *endpoint, zl_transport *transport,
         *transport = ZL_TRANSPORT_IPC;
     else if (n == 6 && memcmp(endpoint, "inproc", 6) == 0)
         *transport = ZL_TRANSPORT_INPROC;
+#if defined(ZLINK_WITH_WS)
+    else if (n == 2 && memcmp(endpoint, "ws", 2) == 0)
+        *transport = ZL_TRANSPORT_WS;
+#endif
+#if defined(ZLINK_WITH_WSS)
+    else if (n == 3 && memcmp(endpoint, "wss", 3) == 0)
+        *transport = ZL_TRANSPORT_WSS;
+#endif
     else {
         errno = EPROTONOSUPPORT;
         return -1;
@@ -87,8 +95,7 @@ static int resolve_name(const char *host, bool ipv6, zl_addr *out)
     return 0;
 }
 
-int zl_tcp_resolve(const char *hostport, bool for_bind, bool ipv6,
-                   zl_addr *out)
+int zl_tcp_resolve(const char *hostport, bool for_bind, bool ipv6, zl_addr *out)
 {
     memset(out, 0, sizeof *out);
     const char *colon = strrchr(hostport, ':');
@@ -161,8 +168,8 @@ static int make_tmpdir(char *tmpdir, size_t cap)
     return 0;
 }
 
-int zl_ipc_resolve(const char *path, bool for_bind, zl_addr *out,
-                   char *tmpdir, size_t tmpdir_cap)
+int zl_ipc_resolve(const char *path, bool for_bind, zl_addr *out, char *tmpdir,
+                   size_t tmpdir_cap)
 {
     memset(out, 0, sizeof *out);
     if (tmpdir_cap)
@@ -205,8 +212,7 @@ int zl_addr_format(const zl_addr *addr, char *buf, size_t cap)
         return 0;
     case AF_INET6:
         uv_ip6_name(&addr->u.in6, host, sizeof host);
-        snprintf(buf, cap, "tcp://[%s]:%d", host,
-                 ntohs(addr->u.in6.sin6_port));
+        snprintf(buf, cap, "tcp://[%s]:%d", host, ntohs(addr->u.in6.sin6_port));
         return 0;
     case AF_UNIX: {
         size_t base = offsetof(struct sockaddr_un, sun_path);

@@ -11,7 +11,9 @@
 typedef enum zl_transport {
     ZL_TRANSPORT_TCP,
     ZL_TRANSPORT_IPC,
-    ZL_TRANSPORT_INPROC
+    ZL_TRANSPORT_INPROC,
+    ZL_TRANSPORT_WS, /* "ws://host:port[/path]": tcp under a WebSocket */
+    ZL_TRANSPORT_WSS /* the same over TLS */
 } zl_transport;
 
 /* Splits "proto://rest". -1 with errno EINVAL (malformed) or
@@ -27,8 +29,8 @@ int zl_tcp_resolve(const char *hostport, bool for_bind, bool ipv6,
 
 /* "path", "@abstract", or "*" (for_bind: a fresh temporary directory; its
  * path is written into tmpdir, else tmpdir is set to ""). */
-int zl_ipc_resolve(const char *path, bool for_bind, zl_addr *out,
-                   char *tmpdir, size_t tmpdir_cap);
+int zl_ipc_resolve(const char *path, bool for_bind, zl_addr *out, char *tmpdir,
+                   size_t tmpdir_cap);
 
 /* The "tcp://1.2.3.4:5" or "ipc://path" form of an address. */
 int zl_addr_format(const zl_addr *addr, char *buf, size_t cap);

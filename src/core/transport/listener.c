@@ -12,13 +12,19 @@
 #include "session.h"
 #include "socket.h"
 #include "transport/address.h"
+#include "transport/stream.h"
 
 struct zl_listener_object {
     zl_io_object base;
     zl_socket *socket;
     zl_options options;
-    zl_listener *listener;
+    zl_listener *listener; /* NULL for a routed one */
     zl_op accept_op;
+    /* A routed listener (ws paths) gets its connections from a shared
+     * port, and asks it to forget us on term; the port calls
+     * zl_listener_object_detached once it no longer can reach us. */
+    zl_listener_detach_fn detach;
+    void *detach_arg;
     bool terminating;
     int linger;
     char endpoint[300];
@@ -58,6 +64,8 @@ static void destroy(zl_listener_object *l)
     zl_cmd ack = {.type = ZL_CMD_TERM_ACK, .target = socket};
     zl_mailbox_send(&socket->mailbox, &ack);
 }
+
+static const zl_io_object_ops listener_ops;
 
 static void add_child(zl_listener_object *l, zl_session *s)
 {
@@ -111,7 +119,7 @@ static void on_accept(zl_op *op, int status, size_t bytes)
 static void listener_plug(zl_io_object *obj)
 {
     zl_listener_object *l = (zl_listener_object *)obj;
-    if (!l->terminating)
+    if (!l->terminating && l->listener)
         zl_listener_accept(l->listener, &l->accept_op);
 }
 
@@ -122,8 +130,69 @@ static void listener_term(zl_io_object *obj, int linger)
         return;
     l->linger = linger; /* handed on to the accepted sessions */
     l->terminating = true;
+    if (!l->listener) {
+        if (l->detach(l->detach_arg, l))
+            destroy(l);
+        return;
+    }
     /* The pending accept completes with ZL_ECANCELED and finishes us. */
     zl_listener_close(l->listener);
+}
+
+void zl_listener_object_detached(zl_listener_object *l)
+{
+    destroy(l);
+}
+
+void zl_listener_object_adopt(zl_listener_object *l, zl_stream *stream)
+{
+    if (l->terminating) {
+        zl_stream_close(stream);
+        return;
+    }
+    zl_monitor_event(l->socket, ZLINK_EVENT_ACCEPTED, 0, l->endpoint);
+    zl_session *s = zl_session_create_accepted_stream(
+        l->socket, l->base.thread, &l->options, stream, l->endpoint);
+    if (s)
+        add_child(l, s);
+}
+
+const zl_options *zl_listener_object_options(const zl_listener_object *l)
+{
+    return &l->options;
+}
+
+struct zl_socket *zl_listener_object_socket(const zl_listener_object *l)
+{
+    return l->socket;
+}
+
+const char *zl_listener_object_endpoint(const zl_listener_object *l)
+{
+    return l->endpoint;
+}
+
+int zl_listener_object_create_routed(zl_socket *socket, zl_io_thread *thread,
+                                     const char *endpoint,
+                                     zl_listener_detach_fn detach,
+                                     void *detach_arg, zl_listener_object **out)
+{
+    zl_listener_object *l = calloc(1, sizeof *l);
+    if (!l || zl_options_copy(&l->options, &socket->options) != 0) {
+        free(l);
+        errno = ENOMEM;
+        return -1;
+    }
+    snprintf(l->endpoint, sizeof l->endpoint, "%s", endpoint);
+    l->base.ops = &listener_ops;
+    l->base.thread = thread;
+    l->socket = socket;
+    l->detach = detach;
+    l->detach_arg = detach_arg;
+    atomic_fetch_add(&thread->load, 1);
+    atomic_fetch_add(&socket->io_objects, 1);
+    *out = l;
+    return 0;
 }
 
 static void listener_pipe_command(zl_io_object *obj, const zl_cmd *cmd) {}

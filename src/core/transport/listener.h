@@ -1,7 +1,9 @@
-/* listener.h — a bound tcp or ipc endpoint on an I/O thread: accepts
- * connections and owns the sessions it accepted. */
+/* listener.h — a bound endpoint on an I/O thread: accepts connections (or,
+ * for a ws path, is handed them) and owns the sessions it accepted. */
 #ifndef ZL_LISTENER_H
 #define ZL_LISTENER_H
+
+#include <stdbool.h>
 
 #include "backend.h"
 #include "io_thread.h"
@@ -20,5 +22,22 @@ int zl_listener_object_create(struct zl_socket *socket, zl_io_thread *thread,
                               char *endpoint_out, size_t endpoint_cap,
                               zl_listener_object **out);
 void zl_listener_child_gone(zl_listener_object *l, struct zl_session *s);
+
+/* ---- routed listeners: a ws path on a port that sockets share ----
+ * detach asks the port to forget l (on l's I/O thread, at term): true when
+ * it has, false when the port calls zl_listener_object_detached later. */
+struct zl_stream;
+typedef bool (*zl_listener_detach_fn)(void *arg, zl_listener_object *l);
+int zl_listener_object_create_routed(struct zl_socket *socket,
+                                     zl_io_thread *thread, const char *endpoint,
+                                     zl_listener_detach_fn detach,
+                                     void *detach_arg,
+                                     zl_listener_object **out);
+void zl_listener_object_detached(zl_listener_object *l);
+/* A connection the port upgraded for our path: a session takes it. */
+void zl_listener_object_adopt(zl_listener_object *l, struct zl_stream *stream);
+const zl_options *zl_listener_object_options(const zl_listener_object *l);
+struct zl_socket *zl_listener_object_socket(const zl_listener_object *l);
+const char *zl_listener_object_endpoint(const zl_listener_object *l);
 
 #endif

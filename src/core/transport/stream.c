@@ -3,10 +3,14 @@
 #include "stream.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "transport/address.h"
+#if defined(ZLINK_WITH_WS)
+#include "transport/ws_stream.h"
+#endif
 
 static zl_stream *plain_create(zl_handle *handle)
 {
@@ -19,13 +23,55 @@ static zl_stream *plain_create(zl_handle *handle)
     return s;
 }
 
-zl_stream *zl_stream_create(zl_loop *loop, zl_handle *handle,
-                            const char *endpoint, const zl_options *options,
-                            bool connecting)
+zl_stream *zl_stream_ws_lower(zl_loop *loop, zl_handle *handle, bool secure,
+                              const zl_options *options, bool connecting,
+                              const char *hostname)
 {
     (void)loop;
     (void)options;
     (void)connecting;
+    (void)hostname;
+    if (!secure)
+        return plain_create(handle);
+    /* wss: the TLS filter goes here, over plain_create(handle), with the
+     * socket's TLS options; until it does, wss is not offered. */
+    errno = EPROTONOSUPPORT;
+    return NULL;
+}
+
+#if defined(ZLINK_WITH_WS)
+/* A ws client: the upgrade names the endpoint's host:port and path. */
+static zl_stream *ws_client_create(zl_loop *loop, zl_handle *handle,
+                                   const char *rest, const zl_options *options,
+                                   bool secure)
+{
+    char hostport[300], path[ZL_WS_PATH_MAX], hostname[300];
+    if (zl_ws_endpoint_split(rest, hostport, sizeof hostport, path,
+                             sizeof path) != 0)
+        return NULL;
+    snprintf(hostname, sizeof hostname, "%s", hostport);
+    char *colon = strrchr(hostname, ':');
+    if (colon)
+        *colon = '\0';
+    zl_stream *lower =
+        zl_stream_ws_lower(loop, handle, secure, options, true, hostname);
+    if (!lower)
+        return NULL;
+    zl_stream *ws =
+        zl_ws_stream_create_client(loop, lower, hostport, path, options);
+    if (!ws) {
+        /* The caller still owns the handle: free only the lower layer. */
+        free(lower);
+        return NULL;
+    }
+    return ws;
+}
+#endif
+
+zl_stream *zl_stream_create(zl_loop *loop, zl_handle *handle,
+                            const char *endpoint, const zl_options *options,
+                            bool connecting)
+{
     zl_transport transport;
     const char *rest;
     if (zl_endpoint_split(endpoint, &transport, &rest) != 0)
@@ -34,6 +80,17 @@ zl_stream *zl_stream_create(zl_loop *loop, zl_handle *handle,
     case ZL_TRANSPORT_TCP:
     case ZL_TRANSPORT_IPC:
         return plain_create(handle);
+#if defined(ZLINK_WITH_WS)
+    case ZL_TRANSPORT_WS:
+    case ZL_TRANSPORT_WSS:
+        /* Accepted ws connections are upgraded by their port
+         * (ws_listener.c), which makes their streams itself. */
+        if (connecting)
+            return ws_client_create(loop, handle, rest, options,
+                                    transport == ZL_TRANSPORT_WSS);
+        errno = EPROTONOSUPPORT;
+        return NULL;
+#endif
     default:
         errno = EPROTONOSUPPORT;
         return NULL;

@@ -55,6 +55,13 @@ zl_stream *zl_stream_create(zl_loop *loop, zl_handle *handle,
                             const char *endpoint, const zl_options *options,
                             bool connecting);
 
+/* The stream a WebSocket runs on, over a connected handle it takes over:
+ * the handle itself for ws, the TLS filter for wss (hostname: the name a
+ * client checks the server's certificate against). NULL with errno. */
+zl_stream *zl_stream_ws_lower(zl_loop *loop, zl_handle *handle, bool secure,
+                              const zl_options *options, bool connecting,
+                              const char *hostname);
+
 /* Starts the transport's handshake; false when it has none (the stream is
  * ready at once and op is never completed). */
 static inline bool zl_stream_handshake(zl_stream *s, zl_op *op)

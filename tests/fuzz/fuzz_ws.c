@@ -1,0 +1,335 @@
+/* fuzz_ws.c — a libFuzzer target for what ws:// reads from the network:
+ * the HTTP upgrade (request and answer parsers) and the frame path of the
+ * ws filter, run as a server over a fake lower stream that hands it the
+ * input in reads of varying length, on a real loop. The filter is read the
+ * way the engine reads it (buffers of varying size, probes) and written a
+ * few ZMTP frames while it reads, so pongs and closes interleave with data.
+ * Nothing the peer sends may read or write out of bounds, leak, or break
+ * the stream contract (each op completes once, never inside its call).
+ *
+ * The input: byte 0 picks the mode (bit 0: parse only; bit 1: prepend a
+ * valid upgrade, so the rest are frames; bit 2: the route refuses) and
+ * seeds the read lengths, byte 1 picks MAXMSGSIZE, the rest is the
+ * stream. Built and run by ci/test.sh's fuzz stage like fuzz_zmtp. */
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "transport/stream.h"
+#include "transport/ws_http.h"
+#include "transport/ws_stream.h"
+
+#define MAX_TURNS 100000
+
+static const char UPGRADE[] =
+    "GET /f HTTP/1.1\r\nHost: h\r\nUpgrade: websocket\r\n"
+    "Connection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
+    "Sec-WebSocket-Version: 13\r\nSec-WebSocket-Protocol: ZWS2.0\r\n\r\n";
+
+/* ---- the fake lower stream: the input, in pieces ---- */
+
+typedef struct fake {
+    zl_stream base;
+    zl_stream_deferred deferred;
+    const uint8_t *data;
+    size_t len, pos;
+    uint32_t rng;
+    bool closed;
+} fake;
+
+static uint32_t next_rng(uint32_t *r)
+{
+    *r = *r * 1103515245u + 12345u;
+    return *r >> 8;
+}
+
+static void fake_readv(zl_stream *s, zl_op *op, const zl_iovec *iov, int n)
+{
+    fake *f = (fake *)s;
+    size_t total = 0;
+    for (int i = 0; i < n; i++)
+        total += iov[i].len;
+    if (f->pos == f->len) {
+        zl_stream_defer(&f->deferred, op, ZL_EOF, 0);
+        return;
+    }
+    if (total == 0) { /* a probe: there is input */
+        zl_stream_defer(&f->deferred, op, 0, 0);
+        return;
+    }
+    size_t want = 1 + next_rng(&f->rng) % 2048;
+    if (want > f->len - f->pos)
+        want = f->len - f->pos;
+    size_t done = 0;
+    for (int i = 0; i < n && done < want; i++) {
+        size_t k = iov[i].len < want - done ? iov[i].len : want - done;
+        memcpy(iov[i].base, f->data + f->pos + done, k);
+        done += k;
+    }
+    f->pos += done;
+    zl_stream_defer(&f->deferred, op, 0, done);
+}
+
+static void fake_write(zl_stream *s, zl_op *op, const zl_iovec *iov, int n)
+{
+    fake *f = (fake *)s;
+    size_t total = 0;
+    for (int i = 0; i < n; i++)
+        total += iov[i].len;
+    zl_stream_defer(&f->deferred, op, 0, total);
+}
+
+static void fake_close(zl_stream *s)
+{
+    /* Whatever it queued still completes; the ws filter waits for it. */
+    ((fake *)s)->closed = true;
+}
+
+static const zl_stream_ops fake_ops = {
+    .readv = fake_readv, .write = fake_write, .close = fake_close};
+
+/* ---- the engine's side ---- */
+
+typedef struct driver {
+    zl_stream *ws;
+    zl_op handshake_op, read_op, write_op;
+    bool handshaken, failed, read_pending, write_pending;
+    int writes_left;
+    uint32_t rng;
+    uint8_t buf[4096];
+    zl_iovec out_iov[3];
+    unsigned sink;
+} driver;
+
+static void start_read(driver *d);
+
+static void on_read(zl_op *op, int status, size_t bytes)
+{
+    driver *d = op->data;
+    d->read_pending = false;
+    if (status != 0) {
+        d->failed = true;
+        return;
+    }
+    for (size_t i = 0; i < bytes; i++)
+        d->sink += d->buf[i];
+    start_read(d);
+}
+
+static void start_read(driver *d)
+{
+    if (d->failed)
+        return;
+    size_t len = next_rng(&d->rng) % 5 == 0 ? 0 : 1 + next_rng(&d->rng) % 4096;
+    zl_iovec iov = {d->buf, len};
+    d->read_pending = true;
+    zl_stream_readv(d->ws, &d->read_op, &iov, 1);
+}
+
+static void start_write(driver *d);
+
+static void on_write(zl_op *op, int status, size_t bytes)
+{
+    (void)bytes;
+    driver *d = op->data;
+    d->write_pending = false;
+    if (status != 0) {
+        d->failed = true;
+        return;
+    }
+    start_write(d);
+}
+
+/* Three ZMTP frames: a short one with MORE, a command, a long one. */
+static void start_write(driver *d)
+{
+    static uint8_t frames[2 + 3 + 2 + 6 + 9 + 300];
+    if (d->failed || d->writes_left-- <= 0)
+        return;
+    size_t n = 0;
+    frames[n++] = 0x01;
+    frames[n++] = 3;
+    memcpy(frames + n, "abc", 3);
+    n += 3;
+    frames[n++] = 0x04;
+    frames[n++] = 6;
+    memcpy(frames + n, "\x04PING", 5);
+    frames[n + 5] = 0;
+    n += 6;
+    frames[n++] = 0x02;
+    memset(frames + n, 0, 7);
+    frames[n + 7] = 0x01;
+    frames[n + 8] = 0x2c; /* 300 */
+    n += 8;
+    memset(frames + n, 'z', 300);
+    n += 300;
+    /* Split across iovecs where the header and body part. */
+    size_t cut1 = 1 + next_rng(&d->rng) % (n - 2);
+    size_t cut2 = cut1 + 1 + next_rng(&d->rng) % (n - cut1 - 1);
+    d->out_iov[0] = (zl_iovec){frames, cut1};
+    d->out_iov[1] = (zl_iovec){frames + cut1, cut2 - cut1};
+    d->out_iov[2] = (zl_iovec){frames + cut2, n - cut2};
+    d->write_pending = true;
+    zl_stream_write(d->ws, &d->write_op, d->out_iov, 3);
+}
+
+static void on_handshake(zl_op *op, int status, size_t bytes)
+{
+    (void)bytes;
+    driver *d = op->data;
+    if (status != 0) {
+        d->failed = true;
+        return;
+    }
+    d->handshaken = true;
+    start_write(d);
+    start_read(d);
+}
+
+static int64_t max_msg;
+static bool refuse;
+
+static int route(void *arg, zl_stream *ws, const zl_ws_request *request)
+{
+    (void)arg;
+    (void)request;
+    if (refuse)
+        return 404;
+    zl_ws_stream_set_max_msg(ws, max_msg);
+    return 0;
+}
+
+static void parse_only(const uint8_t *data, size_t len)
+{
+    zl_ws_request request;
+    int r = zl_ws_request_parse(data, len, &request);
+    if (r > 0 && (size_t)r > len)
+        abort();
+    zl_framing framing;
+    r = zl_ws_response_parse(data, len, "dGhlIHNhbXBsZSBub25jZQ==", &framing);
+    if (r > 0 && (size_t)r > len)
+        abort();
+}
+
+/* ---- seeds ---- */
+
+static size_t seed_frame(uint8_t *out, uint8_t head, const char *payload,
+                         size_t len)
+{
+    static const uint8_t key[4] = {1, 2, 3, 4};
+    size_t n = 0;
+    out[n++] = head;
+    out[n++] = (uint8_t)(0x80 | len);
+    memcpy(out + n, key, 4);
+    n += 4;
+    for (size_t i = 0; i < len; i++)
+        out[n++] = (uint8_t)payload[i] ^ key[i & 3];
+    return n;
+}
+
+static void write_seed(const char *dir, int index, const uint8_t *data,
+                       size_t len)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/seed-%d", dir, index);
+    FILE *f = fopen(path, "wb");
+    if (!f)
+        return;
+    fwrite(data, 1, len, f);
+    fclose(f);
+}
+
+/* Seeds the corpus ($ZLINK_FUZZ_SEEDS) with a request, and with frames
+ * after one: data, a ping, a fragmented message, a close. */
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+    (void)argc;
+    (void)argv;
+    const char *dir = getenv("ZLINK_FUZZ_SEEDS");
+    if (!dir || !*dir)
+        return 0;
+    static uint8_t seed[1024];
+    size_t n = 0;
+    seed[n++] = 1; /* parse only */
+    seed[n++] = 0;
+    memcpy(seed + n, UPGRADE, sizeof UPGRADE - 1);
+    n += sizeof UPGRADE - 1;
+    write_seed(dir, 0, seed, n);
+    n = 0;
+    seed[n++] = 2; /* frames after a valid upgrade */
+    seed[n++] = 3;
+    n += seed_frame(seed + n, 0x82, "", 1);
+    n += seed_frame(seed + n, 0x82, "\x01hello", 6);
+    n += seed_frame(seed + n, 0x89, "ping", 4);
+    n += seed_frame(seed + n, 0x02,
+                    "\x00"
+                    "fr",
+                    3);
+    n += seed_frame(seed + n, 0x80, "ag", 2);
+    n += seed_frame(seed + n, 0x88, "\x03\xe8", 2);
+    write_seed(dir, 1, seed, n);
+    seed[0] = 0; /* the same with the request in the input */
+    memmove(seed + 2 + sizeof UPGRADE - 1, seed + 2, n - 2);
+    memcpy(seed + 2, UPGRADE, sizeof UPGRADE - 1);
+    write_seed(dir, 2, seed, n + sizeof UPGRADE - 1);
+    return 0;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    if (size < 2)
+        return 0;
+    uint8_t mode = data[0];
+    static const int64_t limits[] = {-1, 0, 1, 100, 4096, 70000};
+    max_msg = limits[data[1] % 6];
+    data += 2;
+    size -= 2;
+    if (mode & 1) {
+        parse_only(data, size);
+        return 0;
+    }
+    refuse = (mode & 4) != 0;
+    uint8_t *input = malloc(sizeof UPGRADE + size);
+    if (!input)
+        return 0;
+    size_t len = 0;
+    if (mode & 2) {
+        memcpy(input, UPGRADE, sizeof UPGRADE - 1);
+        len = sizeof UPGRADE - 1;
+    }
+    memcpy(input + len, data, size);
+    len += size;
+
+    zl_loop *loop;
+    if (zl_loop_create(&loop, NULL, NULL) != 0)
+        abort();
+    fake *lower = calloc(1, sizeof *lower);
+    lower->base.ops = &fake_ops;
+    lower->data = input;
+    lower->len = len;
+    lower->rng = mode;
+    zl_stream_deferred_init(&lower->deferred, loop);
+    driver d;
+    memset(&d, 0, sizeof d);
+    d.rng = mode * 7u + 1;
+    d.writes_left = 3;
+    d.ws = zl_ws_stream_create_server(loop, &lower->base, route, NULL);
+    d.handshake_op = (zl_op){.cb = on_handshake, .data = &d};
+    d.read_op = (zl_op){.cb = on_read, .data = &d};
+    d.write_op = (zl_op){.cb = on_write, .data = &d};
+    zl_stream_handshake(d.ws, &d.handshake_op);
+    for (int turn = 0; turn < MAX_TURNS && !d.failed; turn++)
+        zl_loop_run_once(loop, 0);
+    zl_stream_close(d.ws);
+    /* The cancelled completions, then the filter's own freeing (a timer
+     * of 1 ms): until the loop has been idle a few turns. */
+    for (int turn = 0, idle = 0; turn < 200 && idle < 2; turn++)
+        idle = zl_loop_run_once(loop, 2) == 0 ? idle + 1 : 0;
+    zl_stream_deferred_stop(&lower->deferred);
+    free(lower);
+    zl_loop_destroy(loop);
+    free(input);
+    return 0;
+}
