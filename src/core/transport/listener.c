@@ -19,6 +19,10 @@ struct zl_listener_object {
     zl_options options;
     zl_listener *listener;
     zl_op accept_op;
+    /* Set after an accept failed for want of fds or memory: the next try
+     * waits for it (backoff_ms), rather than failing again at once. */
+    zl_timer retry_timer;
+    uint32_t backoff_ms; /* 0 while accepts succeed */
     bool terminating;
     int linger;
     char endpoint[300];
@@ -83,6 +87,56 @@ void zl_listener_child_gone(zl_listener_object *l, zl_session *s)
     last->listener_slot = s->listener_slot;
 }
 
+/* The first retry after an accept failed for want of resources, and the
+ * longest wait between two: the interval doubles from one to the other
+ * while the failures go on. The first is short, so that an fd freed a
+ * moment later costs the waiting clients little; the last bounds both what
+ * a listener stuck at the limit costs (one accept and one ACCEPT_FAILED a
+ * second) and how long a waiting client waits once fds are free again. */
+#define ACCEPT_BACKOFF_FIRST_MS 10
+#define ACCEPT_BACKOFF_MAX_MS 1000
+
+/* A failure that used up one queued connection, the peer's or its
+ * network's doing: the next connection may well succeed, so accept it at
+ * once. Any other failure (out of fds or memory above all) would only
+ * repeat until something changes: accepting again at once spun the I/O
+ * thread and flooded the monitor with ACCEPT_FAILED. */
+static bool failed_one_connection(int status)
+{
+    switch (-status) {
+    case ECONNABORTED:
+    case ECONNRESET:
+    case EPROTO:
+    case EPERM:
+    case ETIMEDOUT:
+    case ENETDOWN:
+    case ENETUNREACH:
+    case EHOSTUNREACH:
+        return true;
+    default:
+        return false;
+    }
+}
+
+static void accept_next(zl_listener_object *l)
+{
+    zl_listener_accept(l->listener, &l->accept_op);
+}
+
+static void on_retry_timer(zl_timer *t)
+{
+    accept_next(t->data);
+}
+
+/* One try and one ACCEPT_FAILED per interval, however long the shortage
+ * lasts. */
+static void back_off(zl_listener_object *l)
+{
+    uint32_t next = l->backoff_ms ? l->backoff_ms * 2 : ACCEPT_BACKOFF_FIRST_MS;
+    l->backoff_ms = next < ACCEPT_BACKOFF_MAX_MS ? next : ACCEPT_BACKOFF_MAX_MS;
+    zl_timer_start(l->base.thread->loop, &l->retry_timer, l->backoff_ms);
+}
+
 static void on_accept(zl_op *op, int status, size_t bytes)
 {
     zl_listener_object *l = op->data;
@@ -95,7 +149,12 @@ static void on_accept(zl_op *op, int status, size_t bytes)
     if (status != 0) {
         zl_monitor_event(l->socket, ZLINK_EVENT_ACCEPT_FAILED,
                          (uint64_t)-status, l->endpoint);
+        if (!failed_one_connection(status)) {
+            back_off(l);
+            return;
+        }
     } else {
+        l->backoff_ms = 0;
         char peer[300];
         snprintf(peer, sizeof peer, "%s", l->endpoint);
         zl_monitor_event(l->socket, ZLINK_EVENT_ACCEPTED, 0, l->endpoint);
@@ -105,14 +164,14 @@ static void on_accept(zl_op *op, int status, size_t bytes)
             add_child(l, s);
     }
     op->accepted = NULL;
-    zl_listener_accept(l->listener, &l->accept_op);
+    accept_next(l);
 }
 
 static void listener_plug(zl_io_object *obj)
 {
     zl_listener_object *l = (zl_listener_object *)obj;
     if (!l->terminating)
-        zl_listener_accept(l->listener, &l->accept_op);
+        accept_next(l);
 }
 
 static void listener_term(zl_io_object *obj, int linger)
@@ -122,6 +181,13 @@ static void listener_term(zl_io_object *obj, int linger)
         return;
     l->linger = linger; /* handed on to the accepted sessions */
     l->terminating = true;
+    if (zl_timer_active(&l->retry_timer)) {
+        /* Backing off: no accept is pending to finish us. */
+        zl_timer_stop(l->base.thread->loop, &l->retry_timer);
+        zl_listener_close(l->listener);
+        destroy(l);
+        return;
+    }
     /* The pending accept completes with ZL_ECANCELED and finishes us. */
     zl_listener_close(l->listener);
 }
@@ -175,6 +241,8 @@ int zl_listener_object_create(zl_socket *socket, zl_io_thread *thread,
     l->socket = socket;
     l->accept_op.cb = on_accept;
     l->accept_op.data = l;
+    l->retry_timer.cb = on_retry_timer;
+    l->retry_timer.data = l;
     atomic_fetch_add(&thread->load, 1);
     atomic_fetch_add(&socket->io_objects, 1);
     *out = l;
