@@ -65,6 +65,7 @@ typedef struct scene_result {
     int accept_failed;
     int first_failure_errno;
     int served;
+    int unbound; /* unbind mode: CLOSED came while backing off */
 } scene_result;
 
 /* The stat files of every thread but the main one (the I/O thread and the
@@ -169,8 +170,9 @@ static bool recv_event(void *mon, int *id, uint32_t *value, int timeout_ms)
 }
 
 /* The server: a ROUTER that echoes, at its fd limit until the window has
- * passed, then with its fds back. Never returns. */
-static void run_server(int to_parent, int window_ms, int clients)
+ * passed, then with its fds back. With unbind, it unbinds instead while
+ * the listener is backing off. Never returns. */
+static void run_server(int to_parent, int window_ms, int clients, bool unbind)
 {
     scene_result r = {0};
     void *ctx = zlink_ctx_new();
@@ -178,7 +180,8 @@ static void run_server(int to_parent, int window_ms, int clients)
     int zero = 0;
     zlink_setsockopt(server, ZLINK_LINGER, &zero, sizeof zero);
     zlink_socket_monitor(server, "inproc://accept-mon",
-                         ZLINK_EVENT_ACCEPT_FAILED | ZLINK_EVENT_ACCEPTED);
+                         ZLINK_EVENT_ACCEPT_FAILED | ZLINK_EVENT_ACCEPTED |
+                             ZLINK_EVENT_CLOSED);
     void *mon = zlink_socket(ctx, ZLINK_PAIR);
     zlink_connect(mon, "inproc://accept-mon");
     char ep[300];
@@ -211,7 +214,14 @@ static void run_server(int to_parent, int window_ms, int clients)
     while (recv_event(mon, &id, &value, 10000) &&
            id != ZLINK_EVENT_ACCEPT_FAILED)
         ;
-    if (id == ZLINK_EVENT_ACCEPT_FAILED) {
+    if (id == ZLINK_EVENT_ACCEPT_FAILED && unbind) {
+        /* The listener waits on its timer, with no accept pending: the
+         * unbind must still close it. */
+        r.ok = zlink_unbind(server, ep) == 0;
+        while (recv_event(mon, &id, &value, 10000) && id != ZLINK_EVENT_CLOSED)
+            ;
+        r.unbound = id == ZLINK_EVENT_CLOSED;
+    } else if (id == ZLINK_EVENT_ACCEPT_FAILED) {
         r.ok = 1;
         r.accept_failed = 1;
         r.first_failure_errno = (int)value;
@@ -232,7 +242,7 @@ static void run_server(int to_parent, int window_ms, int clients)
         close(held[i]);
     int timeout = 10000;
     zlink_setsockopt(server, ZLINK_RCVTIMEO, &timeout, sizeof timeout);
-    while (r.ok && r.served < clients) {
+    while (r.ok && !unbind && r.served < clients) {
         char rid[256], body[64];
         int rid_len = zlink_recv(server, rid, sizeof rid, 0);
         if (rid_len <= 0)
@@ -293,7 +303,8 @@ static int run_clients(int port, int clients, int timeout_ms)
 }
 
 /* Runs the scene: a server child at its fd limit, the clients here. */
-static scene_result run_scene(int window_ms, int clients, int *answered)
+static scene_result run_scene(int window_ms, int clients, bool unbind,
+                              int *answered)
 {
     scene_result r = {0};
     int sv[2];
@@ -305,13 +316,13 @@ static scene_result run_scene(int window_ms, int clients, int *answered)
         return r;
     if (pid == 0) {
         close(sv[0]);
-        run_server(sv[1], window_ms, clients);
+        run_server(sv[1], window_ms, clients, unbind);
     }
     close(sv[1]);
     int port = 0;
     if (read_all(sv[0], &port, sizeof port)) {
         /* Window, serving and slack: the clients wait through all of it. */
-        *answered = run_clients(port, clients, window_ms + 20000);
+        *answered = run_clients(port, clients, unbind ? 0 : window_ms + 20000);
         if (!read_all(sv[0], &r, sizeof r))
             r.ok = 0;
     }
@@ -333,7 +344,8 @@ static scene_result run_scene(int window_ms, int clients, int *answered)
 START_TEST(fd_limit_does_not_spin)
 {
     int answered = 0;
-    scene_result r = run_scene(DEFAULT_WINDOW_MS, DEFAULT_CLIENTS, &answered);
+    scene_result r =
+        run_scene(DEFAULT_WINDOW_MS, DEFAULT_CLIENTS, false, &answered);
     ck_assert_msg(r.ok, "the server child failed to set up its scene");
     ck_assert_int_eq(r.first_failure_errno, EMFILE);
     ck_assert_msg(
@@ -349,12 +361,22 @@ START_TEST(fd_limit_does_not_spin)
 }
 END_TEST
 
+/* Unbinding a listener that waits out its backoff closes it at once. */
+START_TEST(unbind_while_backing_off)
+{
+    int answered = 0;
+    scene_result r = run_scene(0, 4, true, &answered);
+    ck_assert_msg(r.ok, "the server child failed to unbind");
+    ck_assert_msg(r.unbound, "no CLOSED after the unbind");
+}
+END_TEST
+
 static int report(int argc, char **argv)
 {
     int window_ms = argc > 2 ? atoi(argv[2]) : DEFAULT_WINDOW_MS;
     int clients = argc > 3 ? atoi(argv[3]) : DEFAULT_CLIENTS;
     int answered = 0;
-    scene_result r = run_scene(window_ms, clients, &answered);
+    scene_result r = run_scene(window_ms, clients, false, &answered);
     if (!r.ok) {
         fprintf(stderr, "the server child failed to set up its scene\n");
         return 1;
@@ -384,6 +406,7 @@ static Suite *accept_suite(void)
     tcase_add_test(tc, every_client_served);
 #ifdef __linux__
     tcase_add_test(tc, fd_limit_does_not_spin);
+    tcase_add_test(tc, unbind_while_backing_off);
 #endif
     suite_add_tcase(s, tc);
     return s;
