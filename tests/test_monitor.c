@@ -269,7 +269,66 @@ START_TEST(monitor_connect_refused)
         ck_assert_uint_le(ev.value, 60);
     }
     zt_close(client);
-    expect_event(mon, ZLINK_EVENT_MONITOR_STOPPED, retrying, NULL);
+    /* A refused connect reports its CLOSED and the next CONNECT_RETRIED
+     * together: the close may come after either. */
+    static const int closing[] = {ZLINK_EVENT_CONNECT_DELAYED,
+                                  ZLINK_EVENT_CLOSED,
+                                  ZLINK_EVENT_CONNECT_RETRIED, 0};
+    expect_event(mon, ZLINK_EVENT_MONITOR_STOPPED, closing, NULL);
+    zt_close(mon);
+    zt_term(ctx);
+}
+END_TEST
+
+/* As libzmq, CONNECT_RETRIED comes when the retry is scheduled, carrying
+ * the interval, not when it fires: with a 60 s interval the monitor still
+ * hears of it at once, after a refused connect and after a disconnect. */
+START_TEST(monitor_retry_reported_when_scheduled)
+{
+    enum { LONG_IVL = 60000 };
+    void *ctx = zt_ctx();
+    void *server = zt_socket(ctx, ZLINK_DEALER);
+    char ep[300];
+    zt_bind_tcp(server, ep, sizeof ep);
+    void *client = zt_socket(ctx, ZLINK_DEALER);
+    zt_set_int(client, ZLINK_RECONNECT_IVL, LONG_IVL);
+    void *mon =
+        open_monitor(ctx, client, "inproc://mon-long-ivl", ZLINK_EVENT_ALL);
+    zt_connect(client, ep);
+    static const int connecting[] = {ZLINK_EVENT_CONNECT_DELAYED,
+                                     ZLINK_EVENT_CONNECTED, 0};
+    expect_event(mon, ZLINK_EVENT_HANDSHAKE_SUCCEEDED, connecting, NULL);
+
+    /* The server goes: the retry is a minute away, its event is not. */
+    uint64_t start = zl_test_now_ms();
+    zt_close(server);
+    expect_event(mon, ZLINK_EVENT_DISCONNECTED, NULL, NULL);
+    event ev;
+    expect_event(mon, ZLINK_EVENT_CONNECT_RETRIED, NULL, &ev);
+    ck_assert_uint_eq(ev.value, LONG_IVL);
+    ck_assert_str_eq(ev.endpoint, ep);
+    ck_assert_uint_lt(zl_test_now_ms() - start, ZT_TIMEOUT_MS);
+    /* And only once: the next one waits for that retry. */
+    expect_no_event(mon, 300);
+    zt_close(client);
+    static const int closing[] = {ZLINK_EVENT_CLOSED, 0};
+    expect_event(mon, ZLINK_EVENT_MONITOR_STOPPED, closing, NULL);
+    zt_close(mon);
+
+    /* Nobody listens from the start: the refused connect schedules the
+     * first retry, reported at once. */
+    client = zt_socket(ctx, ZLINK_DEALER);
+    zt_set_int(client, ZLINK_RECONNECT_IVL, LONG_IVL);
+    mon = open_monitor(ctx, client, "inproc://mon-long-ivl-refused",
+                       ZLINK_EVENT_ALL);
+    zt_connect(client, ep);
+    static const int refused[] = {ZLINK_EVENT_CONNECT_DELAYED,
+                                  ZLINK_EVENT_CLOSED, 0};
+    expect_event(mon, ZLINK_EVENT_CONNECT_RETRIED, refused, &ev);
+    ck_assert_uint_eq(ev.value, LONG_IVL);
+    expect_no_event(mon, 300);
+    zt_close(client);
+    expect_event(mon, ZLINK_EVENT_MONITOR_STOPPED, refused, NULL);
     zt_close(mon);
     zt_term(ctx);
 }
@@ -431,6 +490,7 @@ static Suite *monitor_suite(void)
     tcase_add_test(tc, monitor_connecting_socket);
     tcase_add_test(tc, monitor_connect_refused);
     tcase_add_test(tc, monitor_reconnect_backoff);
+    tcase_add_test(tc, monitor_retry_reported_when_scheduled);
     tcase_add_test(tc, monitor_bind_failed);
     tcase_add_test(tc, monitor_filter_and_stop);
     tcase_add_test(tc, monitor_replaced);

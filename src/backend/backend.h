@@ -139,7 +139,10 @@ int zl_handle_peer_addr(zl_handle *h, zl_addr *out);
 int zl_listener_open(zl_loop *loop, const zl_addr *addr, int backlog,
                      zl_listener **out);
 int zl_listener_local_addr(zl_listener *l, zl_addr *out);
-/* Completes with op->accepted set to a new handle on this loop. */
+/* Completes with op->accepted set to a new handle on this loop, or with
+ * -errno and no handle. A failure ends the accept: the listener does not
+ * try again on its own, the owner decides when (core backs off on a timer
+ * when fds or memory ran out, DESIGN.md §3). */
 void zl_listener_accept(zl_listener *l, zl_op *op);
 /* Cancels the pending accept (ZL_ECANCELED) and closes; memory released
  * after that completion has run. */

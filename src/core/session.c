@@ -157,8 +157,6 @@ void zl_session_flush(zl_session *s)
 static void on_reconnect_timer(zl_timer *t)
 {
     zl_session *s = t->data;
-    zl_monitor_event(s->socket, ZLINK_EVENT_CONNECT_RETRIED,
-                     (uint64_t)s->reconnect_ivl_now, s->endpoint);
     start_connect(s);
 }
 
@@ -170,6 +168,10 @@ static void schedule_reconnect(zl_session *s)
     }
     int ivl = s->reconnect_ivl_now;
     zl_timer_start(s->base.thread->loop, &s->reconnect_timer, (uint64_t)ivl);
+    /* As libzmq: announced when the retry is scheduled, with the interval
+     * it waits, so a monitor hears of it at once however long that is. */
+    zl_monitor_event(s->socket, ZLINK_EVENT_CONNECT_RETRIED, (uint64_t)ivl,
+                     s->endpoint);
     /* Exponential backoff up to RECONNECT_IVL_MAX when it is set. */
     if (s->options.reconnect_ivl_max > s->options.reconnect_ivl) {
         int next = ivl * 2;

@@ -50,6 +50,12 @@ void zl_fair_queue_activate(zl_fair_queue *fq, zl_pipe *p);
 int zl_fair_queue_recv(zl_fair_queue *fq, struct zl_socket *s, zlink_msg_t *msg,
                        zl_pipe **from);
 bool zl_fair_queue_has_in(zl_fair_queue *fq, struct zl_socket *s);
+/* True between the first and the last part of a message: the next recv
+ * returns the rest of it, from the same pipe. */
+static inline bool zl_fair_queue_mid_message(const zl_fair_queue *fq)
+{
+    return fq->more;
+}
 
 /* Reads and drops everything queued in p, for a pipe that was refused or
  * could not be tracked. True once p has read its peer's delimiter: the

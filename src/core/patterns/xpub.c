@@ -1,6 +1,7 @@
 /* xpub.c — XPUB, and the publisher core PUB shares: subscriptions from the
  * pipes into the mtrie, matching and distribution on send, and what the
- * application hears of subscriptions (VERBOSE, VERBOSER, MANUAL). */
+ * application hears of subscriptions (VERBOSE, VERBOSER, MANUAL), queued
+ * for recv up to RCVHWM. */
 #include "xpub.h"
 
 #include <errno.h>
@@ -99,6 +100,7 @@ void zl_xpub_init(zl_socket *s)
     zl_dist_init(&x->dist);
     zl_mtrie_init(&x->subscriptions);
     zl_mtrie_init(&x->manual_subscriptions);
+    zl_fair_queue_init(&x->in);
     x->lossy = true;
     zlink_msg_init(&x->welcome);
 }
@@ -109,6 +111,7 @@ void zl_xpub_destroy(zl_socket *s)
     zl_dist_destroy(&x->dist);
     zl_mtrie_destroy(&x->subscriptions);
     zl_mtrie_destroy(&x->manual_subscriptions);
+    zl_fair_queue_destroy(&x->in);
     zlink_msg_close(&x->welcome);
     for (size_t i = 0; i < x->pending_count; i++)
         zlink_msg_close(
@@ -142,11 +145,13 @@ static void take_message(zl_socket *s, zl_xpub *x, zl_pipe *p, zlink_msg_t *msg)
             int rc = zl_mtrie_add(&x->subscriptions, data + 1, size - 1, p);
             notify = rc == 1 || (rc == 0 && x->verbose_subs);
         } else {
-            /* As libzmq 4.3, a cancel of something the pipe never
-             * subscribed to is reported too. */
+            /* Only the last cancel of a prefix, or every one under
+             * XPUB_VERBOSER. libzmq 4.3 also reports a cancel of a prefix
+             * the pipe never subscribed to: that told the application
+             * nothing, and let one peer fill its queue with notices. */
             zl_mtrie_rm_result r =
                 zl_mtrie_remove(&x->subscriptions, data + 1, size - 1, p);
-            notify = r != ZL_MTRIE_REMOVED_OTHERS_REMAIN || x->verbose_unsubs;
+            notify = r == ZL_MTRIE_REMOVED_LAST || x->verbose_unsubs;
         }
         if (is_xpub(s) && notify) {
             zl_msg_reset_flags(msg, ZL_MSG_MORE | INTERNAL_FLAGS);
@@ -162,31 +167,44 @@ static void take_message(zl_socket *s, zl_xpub *x, zl_pipe *p, zlink_msg_t *msg)
     zlink_msg_init(msg);
 }
 
+/* The most parts the queue for recv holds before the pipes wait: RCVHWM,
+ * the bound libzmq puts on an XPUB's inbound pipes (0: no limit). */
+static size_t pending_limit(const zl_socket *s)
+{
+    return s->options.rcvhwm > 0 ? (size_t)s->options.rcvhwm : SIZE_MAX;
+}
+
+/* Takes what the pipes hold, round robin, while the queue for recv is
+ * under its limit. Subscriptions are applied as they are taken: as long as
+ * the application reads, or the traffic makes no notice (PUB, repeated
+ * subscriptions), nothing waits. Past the limit the pipes are left unread
+ * and fill to their own HWM, and then the sessions stop reading their
+ * peers: backpressure, nothing dropped. A message is always taken whole,
+ * so the queue never ends in half of one. */
+static void pump(zl_socket *s, zl_xpub *x)
+{
+    size_t limit = pending_limit(s);
+    zlink_msg_t msg;
+    zlink_msg_init(&msg);
+    while (x->pending_count < limit || zl_fair_queue_mid_message(&x->in)) {
+        zl_pipe *from = NULL;
+        if (zl_fair_queue_recv(&x->in, s, &msg, &from) != 0)
+            return;
+        take_message(s, x, from, &msg);
+    }
+}
+
 void zl_xpub_read_activated(zl_socket *s, zl_pipe *p)
 {
     zl_xpub *x = state_of(s);
-    if (!zl_dist_contains(&x->dist, p)) {
+    if (!zl_fair_queue_contains(&x->in, p)) {
         /* A pipe we could not track: drain it until it closes. */
         if (zl_discard_input(p))
             zl_socket_pipe_done(s, p);
         return;
     }
-    /* Subscriptions are taken as soon as they arrive, whether or not the
-     * application reads, so the subscriber side never stalls on them. */
-    zlink_msg_t msg;
-    zlink_msg_init(&msg);
-    for (;;) {
-        switch (zl_pipe_read(p, &msg)) {
-        case ZL_PIPE_MSG:
-            take_message(s, x, p, &msg);
-            break;
-        case ZL_PIPE_EMPTY:
-            return;
-        case ZL_PIPE_CLOSED:
-            zl_socket_pipe_done(s, p);
-            return;
-        }
-    }
+    zl_fair_queue_activate(&x->in, p);
+    pump(s, x);
 }
 
 void zl_xpub_attach_pipe(zl_socket *s, zl_pipe *p, bool locally_initiated)
@@ -196,6 +214,12 @@ void zl_xpub_attach_pipe(zl_socket *s, zl_pipe *p, bool locally_initiated)
     if (zl_dist_attach(&x->dist, p) != 0) {
         /* Out of memory: a pipe we cannot track is closed rather than left
          * half attached. read_activated finishes it off. */
+        zl_pipe_terminate(p);
+        zl_discard_input(p);
+        return;
+    }
+    if (zl_fair_queue_attach(&x->in, p) != 0) {
+        zl_dist_remove(&x->dist, p);
         zl_pipe_terminate(p);
         zl_discard_input(p);
         return;
@@ -240,6 +264,7 @@ void zl_xpub_pipe_terminated(zl_socket *s, zl_pipe *p)
         zl_mtrie_rm_pipe(&x->subscriptions, p, report_unsubscription, s);
     }
     forget_pipe(x, p);
+    zl_fair_queue_remove(&x->in, p);
     zl_dist_remove(&x->dist, p);
 }
 
@@ -377,6 +402,10 @@ static int xpub_recv(zl_socket *s, zlink_msg_t *msg)
     zlink_msg_move(msg, &e->msg);
     x->pending_head = (x->pending_head + 1) % x->pending_capacity;
     x->pending_count--;
+    /* The pipes left unread go on once half the queue is taken, as a
+     * pipe's writer does at its low-water mark. */
+    if (x->pending_count <= pending_limit(s) / 2)
+        pump(s, x);
     return 0;
 }
 

@@ -9,6 +9,7 @@
 #include <stddef.h>
 
 #include "distribution.h"
+#include "fair_queue.h"
 #include "patterns/trie.h"
 #include "pipe.h"
 #include "zlink.h"
@@ -39,6 +40,10 @@ typedef struct zl_xpub {
     bool more_send;      /* the application is inside a message */
     bool has_welcome;
     zlink_msg_t welcome; /* XPUB_WELCOME_MSG */
+
+    /* The pipes the subscribers feed, read round robin into the ring
+     * below while it holds fewer than RCVHWM parts (zl_xpub_pump). */
+    zl_fair_queue in;
 
     /* A ring of messages for recv. */
     zl_xpub_pending *pending;

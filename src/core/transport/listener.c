@@ -11,6 +11,7 @@
 #include "monitor.h"
 #include "session.h"
 #include "socket.h"
+#include "transport/accept_backoff.h"
 #include "transport/address.h"
 #include "transport/stream.h"
 
@@ -25,6 +26,9 @@ struct zl_listener_object {
      * zl_listener_object_detached once it no longer can reach us. */
     zl_listener_detach_fn detach;
     void *detach_arg;
+    /* Set after an accept failed for want of fds or memory: the next try
+     * waits for it, rather than failing again at once. */
+    zl_accept_backoff backoff;
     bool terminating;
     int linger;
     char endpoint[300];
@@ -91,6 +95,16 @@ void zl_listener_child_gone(zl_listener_object *l, zl_session *s)
     last->listener_slot = s->listener_slot;
 }
 
+static void accept_next(zl_listener_object *l)
+{
+    zl_listener_accept(l->listener, &l->accept_op);
+}
+
+static void on_retry_timer(zl_timer *t)
+{
+    accept_next(t->data);
+}
+
 static void on_accept(zl_op *op, int status, size_t bytes)
 {
     zl_listener_object *l = op->data;
@@ -103,7 +117,10 @@ static void on_accept(zl_op *op, int status, size_t bytes)
     if (status != 0) {
         zl_monitor_event(l->socket, ZLINK_EVENT_ACCEPT_FAILED,
                          (uint64_t)-status, l->endpoint);
+        if (zl_accept_backoff_after(&l->backoff, l->base.thread->loop, status))
+            return;
     } else {
+        zl_accept_backoff_after(&l->backoff, l->base.thread->loop, 0);
         char peer[300];
         snprintf(peer, sizeof peer, "%s", l->endpoint);
         zl_monitor_event(l->socket, ZLINK_EVENT_ACCEPTED, 0, l->endpoint);
@@ -113,14 +130,14 @@ static void on_accept(zl_op *op, int status, size_t bytes)
             add_child(l, s);
     }
     op->accepted = NULL;
-    zl_listener_accept(l->listener, &l->accept_op);
+    accept_next(l);
 }
 
 static void listener_plug(zl_io_object *obj)
 {
     zl_listener_object *l = (zl_listener_object *)obj;
     if (!l->terminating && l->listener)
-        zl_listener_accept(l->listener, &l->accept_op);
+        accept_next(l);
 }
 
 static void listener_term(zl_io_object *obj, int linger)
@@ -133,6 +150,13 @@ static void listener_term(zl_io_object *obj, int linger)
     if (!l->listener) {
         if (l->detach(l->detach_arg, l))
             destroy(l);
+        return;
+    }
+    if (zl_accept_backoff_waiting(&l->backoff)) {
+        /* Backing off: no accept is pending to finish us. */
+        zl_accept_backoff_stop(&l->backoff, l->base.thread->loop);
+        zl_listener_close(l->listener);
+        destroy(l);
         return;
     }
     /* The pending accept completes with ZL_ECANCELED and finishes us. */
@@ -244,6 +268,7 @@ int zl_listener_object_create(zl_socket *socket, zl_io_thread *thread,
     l->socket = socket;
     l->accept_op.cb = on_accept;
     l->accept_op.data = l;
+    zl_accept_backoff_init(&l->backoff, on_retry_timer, l);
     atomic_fetch_add(&thread->load, 1);
     atomic_fetch_add(&socket->io_objects, 1);
     *out = l;

@@ -14,6 +14,7 @@
 #include "ctx.h"
 #include "monitor.h"
 #include "socket.h"
+#include "transport/accept_backoff.h"
 #include "transport/address.h"
 #include "transport/stream.h"
 #include "transport/ws_stream.h"
@@ -44,6 +45,7 @@ typedef struct zl_ws_port {
     zl_listener *listener;
     zl_op accept_op;
     bool accept_pending;
+    zl_accept_backoff backoff; /* after an accept failed for want of fds */
     /* The first binder's: HANDSHAKE_IVL bounds an upgrade before any
      * socket is known, and wss takes its TLS settings from them. */
     zl_options options;
@@ -235,6 +237,15 @@ static void on_accept(zl_op *op, int status, size_t bytes)
         start_upgrade(p, h);
     else if (status != 0)
         report_to_all(p, ZLINK_EVENT_ACCEPT_FAILED, (uint64_t)-status);
+    if (zl_accept_backoff_after(&p->backoff, p->base.thread->loop, status))
+        return;
+    p->accept_pending = true;
+    zl_listener_accept(p->listener, &p->accept_op);
+}
+
+static void on_retry_timer(zl_timer *t)
+{
+    zl_ws_port *p = t->data;
     p->accept_pending = true;
     zl_listener_accept(p->listener, &p->accept_op);
 }
@@ -301,7 +312,9 @@ static bool detach_route(void *arg, zl_listener_object *l)
             zl_stream_close(up->stream);
         }
     /* The pending accept completes cancelled; the listener's memory goes
-     * after that. Without one pending (never plugged), nothing waits. */
+     * after that. Without one pending (never plugged, or backing off),
+     * nothing waits. */
+    zl_accept_backoff_stop(&p->backoff, p->base.thread->loop);
     zl_listener_close(p->listener);
     port_maybe_free(p);
     return false;
@@ -335,6 +348,7 @@ static zl_ws_port *port_open(zl_socket *socket, zl_io_thread *thread,
     p->secure = secure;
     p->accept_op.cb = on_accept;
     p->accept_op.data = p;
+    zl_accept_backoff_init(&p->backoff, on_retry_timer, p);
     atomic_fetch_add(&thread->load, 1);
     p->next = registry;
     registry = p;
