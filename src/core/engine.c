@@ -819,9 +819,11 @@ static void read_done(zl_engine *e, size_t bytes)
                 e->input_stopped = true;
         }
     }
-    /* What followed the body, or the whole read, is in the read buffer. */
+    /* What followed the body, or the whole read, is in the read buffer:
+     * new input, whose bodies the decoder decides anew whether to share. */
     e->in_pos = 0;
     e->in_end = bytes - into_body;
+    zl_decoder_set_input_owner(&e->decoder, e->in_block);
     process_input(e);
     choose_read_buffer(e, bytes);
     /* A short read drained the socket: until it is readable again the
@@ -866,25 +868,30 @@ static void start_read(zl_engine *e)
         return;
     zl_iovec iov[ZL_READ_IOV_MAX];
     int n = 0;
+    bool body_only = false;
     e->read_direct = 0;
     if (zl_decoder_direct_buffer(&e->decoder, &iov[0].base, &iov[0].len)) {
         /* The rest of a large body goes straight into its message, and
          * the read buffer behind it takes what follows, so one syscall
          * also brings the next header; without it, a read that ended
-         * exactly at the body's end would look full and cost an EAGAIN. */
+         * exactly at the body's end would look full and cost an EAGAIN.
+         * While the body's room is still growing, what follows the room
+         * is body too: then the read fills the room alone. */
         e->read_direct = iov[0].len;
         n = 1;
-        ensure_in_buf_writable(e); /* without one, the body alone */
+        body_only = iov[0].len < zl_decoder_body_missing(&e->decoder);
+        if (!body_only)
+            ensure_in_buf_writable(e); /* without one, the body alone */
     } else if (e->in_block) {
         ensure_in_buf_writable(e); /* without one, a probe */
     }
     e->read_probe = n == 0 && !e->in_block;
-    size_t buffered = !e->in_block                         ? 0
+    size_t buffered = !e->in_block || body_only            ? 0
                       : e->read_direct >= READ_BUFFER_SIZE ? DIRECT_TAIL
                                                            : e->in_block->size;
     if (e->read_probe)
         iov[n++] = (zl_iovec){e->greeting, 0}; /* nothing is read */
-    else if (e->in_block)
+    else if (buffered > 0)
         iov[n++] = (zl_iovec){in_buf(e), buffered};
     e->read_len = e->read_direct + buffered;
     e->read_pending = true;
@@ -946,6 +953,7 @@ zl_engine *zl_engine_create(zl_session *session, zl_loop *loop,
     e->batch_limit = BATCH_MIN;
     e->peer_minor = 1;
     zl_decoder_init(&e->decoder, options->maxmsgsize);
+    zl_decoder_set_max_parts(&e->decoder, options->maxmsgparts);
     zlink_msg_init(&e->stalled);
     zlink_msg_init(&e->stalled_out);
     e->read_op.cb = on_read;
