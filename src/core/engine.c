@@ -143,6 +143,9 @@ struct zl_engine {
     uint8_t slots_class;
     int iov_count;
     int inflight_count;
+    /* Zero-copy bodies a batch may take: MAX_INFLIGHT, or fewer under a
+     * small SNDHWM (inflight_limit). */
+    int inflight_max;
     size_t inflight_bytes; /* zero-copy bytes in this batch */
     uint8_t *commands;     /* queued commands of our own; NULL when none */
     uint8_t commands_class;
@@ -407,7 +410,7 @@ static bool encode_part(zl_engine *e, zlink_msg_t *msg)
     bool zero_copy = payload >= ZERO_COPY_MIN;
     size_t need = ZL_FRAME_HEADER_MAX + name_len + (zero_copy ? 0 : payload);
     if (zero_copy &&
-        (e->iov_count + 2 >= MAX_IOV || e->inflight_count == MAX_INFLIGHT))
+        (e->iov_count + 2 >= MAX_IOV || e->inflight_count == e->inflight_max))
         return false;
     if (!ensure_out_capacity(e, need))
         return false;
@@ -436,7 +439,8 @@ static bool encode_part(zl_engine *e, zlink_msg_t *msg)
 static bool fill_batch(zl_engine *e)
 {
     while (e->out_len + e->inflight_bytes < e->batch_limit &&
-           e->out_len < COPIED_MAX && e->iov_count + 2 < MAX_IOV) {
+           e->out_len < COPIED_MAX && e->iov_count + 2 < MAX_IOV &&
+           e->inflight_count < e->inflight_max) {
         zlink_msg_t msg;
         zlink_msg_init(&msg);
         int r = zl_session_pull(e->session, &msg);
@@ -899,6 +903,18 @@ static void start_read(zl_engine *e)
     zl_handle_readv(e->handle, &e->read_op, iov, n);
 }
 
+/* What a batch takes from the pipe stays out of the HWM's count until the
+ * kernel has it all. Copied bytes are few (COPIED_MAX), but a deep batch
+ * of zero-copy bodies holds MAX_INFLIGHT of them: under a small SNDHWM
+ * that would let a sender queue many times its HWM (SNDHWM 1, 64 KiB
+ * bodies: eight in one batch). So a batch takes no more of them than
+ * SNDHWM, and a sender holds at most twice its HWM, as libzmq's engine
+ * holding one message does at SNDHWM 1. */
+static int inflight_limit(int sndhwm)
+{
+    return sndhwm > 0 && sndhwm < MAX_INFLIGHT ? sndhwm : MAX_INFLIGHT;
+}
+
 /* ---- timers ---- */
 
 static void on_handshake_timeout(zl_timer *t)
@@ -951,6 +967,7 @@ zl_engine *zl_engine_create(zl_session *session, zl_loop *loop,
                                ? options->heartbeat_timeout
                                : options->heartbeat_ivl;
     e->batch_limit = BATCH_MIN;
+    e->inflight_max = inflight_limit(options->sndhwm);
     e->peer_minor = 1;
     zl_decoder_init(&e->decoder, options->maxmsgsize);
     zl_decoder_set_max_parts(&e->decoder, options->maxmsgparts);
