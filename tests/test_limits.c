@@ -618,7 +618,8 @@ static void rss_case(size_t size, int conns)
     zlink_ctx_term(ctx);
 }
 
-static const size_t rss_sizes[] = {1, 2000, 8192, 20000, 65536, 1 << 20};
+static const size_t rss_sizes[] = {1,     2000,  4097,   8192,
+                                   20000, 65536, 300000, 1 << 20};
 
 START_TEST(rss_follows_hwm)
 {
