@@ -396,7 +396,7 @@ START_TEST(large_messages_arrive_intact)
     server_open(&s, -2, -2);
     raw_fd fd = raw_dealer(s.port, NULL);
     size_t sizes[] = {1 << 20, (1 << 20) + 1,  3 << 20, 16 << 20,
-                      5,       (256 << 10) + 1};
+                      5,       (512 << 10) + 1};
     enum { COUNT = sizeof sizes / sizeof sizes[0] };
     size_t total = 0;
     for (size_t k = 0; k < COUNT; k++)
@@ -619,7 +619,7 @@ static void rss_case(size_t size, int conns)
 }
 
 static const size_t rss_sizes[] = {1,     2000,  4097,   8192,
-                                   20000, 65536, 300000, 1 << 20};
+                                   20000, 65536, 600000, 1 << 20};
 
 START_TEST(rss_follows_hwm)
 {

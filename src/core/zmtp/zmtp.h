@@ -61,7 +61,11 @@ size_t zl_frame_header_encode(uint8_t *out, uint8_t flags, uint64_t size);
  * large bodies of that input fill at least half the block (a queue of
  * messages then never pins more than twice its own size). */
 #define ZL_DECODER_DIRECT_MIN 8192
-#define ZL_DECODER_RESERVE_AHEAD (256 * 1024)
+/* The message pool's largest body (msg_pool.c): a pooled body keeps its one
+ * allocation, and only bodies that come from malloc anyway grow, where
+ * realloc can often move pages instead of bytes. Starting lower, a body
+ * just over the start paid a copy on the C library's heap as it grew. */
+#define ZL_DECODER_RESERVE_AHEAD (512 * 1024)
 
 typedef enum zl_decode_result {
     ZL_DECODE_NEED_MORE, /* all input consumed, no complete frame */
