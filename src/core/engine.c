@@ -434,6 +434,18 @@ static bool encode_part(zl_engine *e, zlink_msg_t *msg)
     return true;
 }
 
+/* What a batch takes from the pipe stays out of the HWM's count until the
+ * kernel has it all. Copied bytes are few (COPIED_MAX), but a deep batch
+ * of zero-copy bodies holds MAX_INFLIGHT of them: under a small SNDHWM
+ * that would let a sender queue many times its HWM (SNDHWM 1, 64 KiB
+ * bodies: eight in one batch). So a batch takes no more of them than
+ * SNDHWM, and a sender holds at most twice its HWM, as libzmq's engine
+ * holding one message does at SNDHWM 1. */
+static int inflight_limit(int sndhwm)
+{
+    return sndhwm > 0 && sndhwm < MAX_INFLIGHT ? sndhwm : MAX_INFLIGHT;
+}
+
 /* Pulls messages from the pipe into one batch. Returns true when the batch
  * stopped because it was full (the pipe is deep). */
 static bool fill_batch(zl_engine *e)
@@ -901,18 +913,6 @@ static void start_read(zl_engine *e)
     e->read_pending = true;
     e->pending_ops++;
     zl_handle_readv(e->handle, &e->read_op, iov, n);
-}
-
-/* What a batch takes from the pipe stays out of the HWM's count until the
- * kernel has it all. Copied bytes are few (COPIED_MAX), but a deep batch
- * of zero-copy bodies holds MAX_INFLIGHT of them: under a small SNDHWM
- * that would let a sender queue many times its HWM (SNDHWM 1, 64 KiB
- * bodies: eight in one batch). So a batch takes no more of them than
- * SNDHWM, and a sender holds at most twice its HWM, as libzmq's engine
- * holding one message does at SNDHWM 1. */
-static int inflight_limit(int sndhwm)
-{
-    return sndhwm > 0 && sndhwm < MAX_INFLIGHT ? sndhwm : MAX_INFLIGHT;
 }
 
 /* ---- timers ---- */
