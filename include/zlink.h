@@ -219,6 +219,16 @@ ZLINK_EXPORT int zlink_msg_get(const zlink_msg_t *msg, int property);
 #define ZLINK_HEARTBEAT_TTL 76
 #define ZLINK_HEARTBEAT_TIMEOUT 77
 #define ZLINK_XPUB_VERBOSER 78
+/* zlink's own: ZLINK_MAXMSGPARTS (int), the most parts a message received
+ * from a connection may have; -1: no limit. A peer that sends more parts
+ * is disconnected, as one that exceeds ZLINK_MAXMSGSIZE (which, in zlink,
+ * bounds all the parts of a message together). Every part of an unfinished
+ * message holds a queue slot (about 128 bytes) until its last part comes,
+ * beyond the HWM: the default bounds that at about 1 MiB per connection,
+ * far above any envelope or batching scheme in use (a ROUTER envelope is a
+ * few parts). Not applied to inproc, which has no peer to distrust. */
+#define ZLINK_MAXMSGPARTS 1040
+#define ZLINK_MAXMSGPARTS_DFLT 8192
 
 /* WebSocket (ws://, wss://), zlink's own: 1020-1039.
  * ZLINK_WS_ALLOWED_ORIGINS: the Origin values a ws/wss bind accepts, as

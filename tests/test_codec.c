@@ -766,8 +766,9 @@ END_TEST
  * copied, as without an owner. */
 START_TEST(decode_shares_large_bodies_with_the_input_owner)
 {
-    enum { LARGE = ZL_DECODER_DIRECT_MIN, SMALL = ZL_DECODER_DIRECT_MIN - 1 };
-    size_t room = 2 * (ZL_FRAME_HEADER_MAX + LARGE);
+    enum { LARGE = ZL_DECODER_DIRECT_MIN, SMALL = 1000 };
+    /* The large body fills most of the block: it may share it. */
+    size_t room = 2 * ZL_FRAME_HEADER_MAX + LARGE + SMALL;
     zl_content *block = zl_content_alloc(room);
     ck_assert_ptr_nonnull(block);
     uint8_t *wire = block->data;
@@ -804,6 +805,202 @@ START_TEST(decode_shares_large_bodies_with_the_input_owner)
     memset(expect, 'L', LARGE);
     check_frame(&large, expect, LARGE, ZL_MSG_MORE);
     zl_decoder_destroy(&d);
+}
+END_TEST
+
+/* Large bodies share their input's block only when together they fill at
+ * least half of it: one large body in a mostly empty block is copied, and
+ * does not pin the block. The decision is made anew for each input. */
+static size_t put_large_frames(uint8_t *wire, size_t count, size_t size)
+{
+    size_t at = 0;
+    for (size_t k = 0; k < count; k++) {
+        at += zl_frame_header_encode(wire + at, 0, size);
+        memset(wire + at, 'a' + (int)k, size);
+        at += size;
+    }
+    return at;
+}
+
+START_TEST(decode_shares_only_a_mostly_full_block)
+{
+    enum { LARGE = ZL_DECODER_DIRECT_MIN, FRAMES = 4 };
+    zl_content *block =
+        zl_content_alloc(FRAMES * (ZL_FRAME_HEADER_MAX + LARGE));
+    ck_assert_ptr_nonnull(block);
+    uint8_t *wire = block->data;
+    zl_decoder d;
+    zl_decoder_init(&d, -1);
+    /* 1 and 2 of 4 bodies: under half the block, copied. 3: shared. */
+    for (size_t count = 1; count <= 3; count++) {
+        size_t end = put_large_frames(wire, count, LARGE);
+        zl_decoder_set_input_owner(&d, block);
+        zlink_msg_t msgs[3];
+        size_t at = 0;
+        for (size_t k = 0; k < count; k++) {
+            size_t consumed;
+            ck_assert_int_eq(
+                zl_decoder_decode(&d, wire + at, end - at, &consumed, &msgs[k]),
+                ZL_DECODE_FRAME);
+            at += consumed;
+            bool shared = zlink_msg_data(&msgs[k]) == wire + at - LARGE;
+            ck_assert_int_eq(shared, count == 3);
+            ck_assert_int_eq(zlink_msg_get(&msgs[k], ZLINK_SHARED), count == 3);
+        }
+        ck_assert_uint_eq(atomic_load(&block->refs), count == 3 ? 4 : 1);
+        for (size_t k = 0; k < count; k++) {
+            uint8_t expect[LARGE];
+            memset(expect, 'a' + (int)k, LARGE);
+            check_frame(&msgs[k], expect, LARGE, 0);
+        }
+    }
+    zl_decoder_set_input_owner(&d, NULL);
+    zl_content_release(block);
+    zl_decoder_destroy(&d);
+}
+END_TEST
+
+/* MAXMSGSIZE bounds all the parts of a message together, and the parts
+ * cap their number; a complete message starts both counts again, and
+ * commands count in neither. */
+START_TEST(decode_limits_whole_messages)
+{
+    zl_decoder d;
+    zlink_msg_t msg;
+    size_t consumed;
+    /* 3 parts of 40 bytes: 120 > 100. */
+    uint8_t wire[3 * (2 + 40)];
+    size_t at = 0;
+    for (int k = 0; k < 3; k++) {
+        at += zl_frame_header_encode(wire + at, k < 2 ? ZL_FRAME_MORE : 0, 40);
+        memset(wire + at, 'p', 40);
+        at += 40;
+    }
+    zl_decoder_init(&d, 100);
+    for (int round = 0; round < 3; round++) {
+        /* Two parts and a command between messages are fine, again and
+         * again: the count starts over with each message. */
+        ck_assert_int_eq(zl_decoder_decode(&d, wire, 42, &consumed, &msg),
+                         ZL_DECODE_FRAME);
+        zlink_msg_close(&msg);
+        ck_assert_int_eq(
+            zl_decoder_decode(&d, wire + 42, 2 + 40, &consumed, &msg),
+            ZL_DECODE_FRAME);
+        zlink_msg_close(&msg);
+        ck_assert_int_eq(
+            zl_decoder_decode(&d, BYTES("\x04\x05\x04PING"), &consumed, &msg),
+            ZL_DECODE_FRAME);
+        zlink_msg_close(&msg);
+        ck_assert_int_eq(zl_decoder_decode(&d,
+                                           BYTES("\x00\x03"
+                                                 "end"),
+                                           &consumed, &msg),
+                         ZL_DECODE_FRAME);
+        zlink_msg_close(&msg);
+    }
+    ck_assert_int_eq(zl_decoder_decode(&d, wire, at, &consumed, &msg),
+                     ZL_DECODE_FRAME);
+    zlink_msg_close(&msg);
+    ck_assert_int_eq(zl_decoder_decode(&d, wire + 42, at - 42, &consumed, &msg),
+                     ZL_DECODE_FRAME);
+    zlink_msg_close(&msg);
+    ck_assert_int_eq(zl_decoder_decode(&d, wire + 84, at - 84, &consumed, &msg),
+                     ZL_DECODE_ERROR);
+    ck_assert_int_eq(d.error, ZL_DECODE_ERR_TOO_LARGE);
+    zl_decoder_destroy(&d);
+
+    /* Parts: 3 allowed, the 4th refused at its header. */
+    zl_decoder_init(&d, -1);
+    zl_decoder_set_max_parts(&d, 3);
+    for (int round = 0; round < 2; round++) {
+        for (int k = 0; k < 3; k++) {
+            const uint8_t *part =
+                (const uint8_t *)(k < 2 ? "\x01\x01x" : "\x00\x01y");
+            ck_assert_int_eq(zl_decoder_decode(&d, part, 3, &consumed, &msg),
+                             ZL_DECODE_FRAME);
+            zlink_msg_close(&msg);
+        }
+    }
+    for (int k = 0; k < 3; k++) {
+        ck_assert_int_eq(
+            zl_decoder_decode(&d, BYTES("\x01\x01x"), &consumed, &msg),
+            ZL_DECODE_FRAME);
+        zlink_msg_close(&msg);
+    }
+    ck_assert_int_eq(zl_decoder_decode(&d, BYTES("\x00"), &consumed, &msg),
+                     ZL_DECODE_NEED_MORE);
+    ck_assert_int_eq(zl_decoder_decode(&d, BYTES("\x01"), &consumed, &msg),
+                     ZL_DECODE_ERROR);
+    ck_assert_int_eq(d.error, ZL_DECODE_ERR_TOO_MANY_PARTS);
+    zl_decoder_destroy(&d);
+}
+END_TEST
+
+/* A huge announced body reserves ZL_DECODER_RESERVE_AHEAD at first, and
+ * its room at most doubles as bytes arrive; the body still arrives whole,
+ * by direct reads and by copies from the input alike. */
+START_TEST(decode_large_body_grows_as_it_arrives)
+{
+    zl_decoder d;
+    zlink_msg_t msg;
+    size_t consumed;
+    void *buf;
+    size_t len;
+    uint8_t header[ZL_FRAME_HEADER_MAX];
+    zl_decoder_init(&d, -1);
+    size_t hlen = zl_frame_header_encode(header, 0, (uint64_t)8 << 30);
+    ck_assert_int_eq(zl_decoder_decode(&d, header, hlen, &consumed, &msg),
+                     ZL_DECODE_NEED_MORE);
+    ck_assert(zl_decoder_direct_buffer(&d, &buf, &len));
+    ck_assert_uint_eq(len, ZL_DECODER_RESERVE_AHEAD);
+    ck_assert_int_eq(zl_decoder_direct_done(&d, 5, &msg), ZL_DECODE_NEED_MORE);
+    ck_assert(zl_decoder_direct_buffer(&d, &buf, &len));
+    ck_assert_uint_eq(len, ZL_DECODER_RESERVE_AHEAD - 5);
+    zl_decoder_destroy(&d); /* frees the partial body (ASan) */
+
+    enum { SIZE = 3 * 1024 * 1024 + 7 };
+    uint8_t *wire = malloc(ZL_FRAME_HEADER_MAX + SIZE + 4);
+    ck_assert_ptr_nonnull(wire);
+    hlen = zl_frame_header_encode(wire, ZL_FRAME_MORE, SIZE);
+    for (size_t i = 0; i < SIZE; i++)
+        wire[hlen + i] = (uint8_t)(i * 13 + i / 4099);
+    memcpy(wire + hlen + SIZE, "\x00\x02ok", 4);
+    size_t total = hlen + SIZE + 4;
+    zl_decoder_init(&d, -1);
+    size_t at = 0, have = 0;
+    int frames = 0;
+    for (int turn = 0; at < total; turn++) {
+        if (turn % 2 == 0 && zl_decoder_direct_buffer(&d, &buf, &len)) {
+            /* Never more room than twice what arrived (or the first). */
+            ck_assert_uint_le(have + len, have * 2 > ZL_DECODER_RESERVE_AHEAD
+                                              ? have * 2
+                                              : ZL_DECODER_RESERVE_AHEAD);
+            size_t n = len > 100000 ? 100000 : len;
+            memcpy(buf, wire + at, n);
+            at += n;
+            have += n;
+            ck_assert_int_eq(zl_decoder_direct_done(&d, n, &msg),
+                             ZL_DECODE_NEED_MORE);
+            continue;
+        }
+        /* Through the input path: up to 300000 bytes at a time. */
+        size_t n = total - at > 300000 ? 300000 : total - at;
+        zl_decode_result r =
+            zl_decoder_decode(&d, wire + at, n, &consumed, &msg);
+        ck_assert_int_ne(r, ZL_DECODE_ERROR);
+        if (at < hlen + SIZE)
+            have += consumed - (at < hlen ? hlen - at : 0);
+        at += consumed;
+        if (r == ZL_DECODE_FRAME) {
+            if (frames++ == 0)
+                check_frame(&msg, wire + hlen, SIZE, ZL_MSG_MORE);
+            else
+                check_frame(&msg, "ok", 2, 0);
+        }
+    }
+    ck_assert_int_eq(frames, 2);
+    zl_decoder_destroy(&d);
+    free(wire);
 }
 END_TEST
 
@@ -1233,6 +1430,9 @@ static Suite *suite(void)
     tcase_add_test(tc, decode_direct_body);
     tcase_add_test(tc, decode_direct_then_buffered);
     tcase_add_test(tc, decode_shares_large_bodies_with_the_input_owner);
+    tcase_add_test(tc, decode_shares_only_a_mostly_full_block);
+    tcase_add_test(tc, decode_limits_whole_messages);
+    tcase_add_test(tc, decode_large_body_grows_as_it_arrives);
     tcase_add_test(tc, decode_no_direct_for_small_bodies);
     tcase_add_test(tc, decode_destroy_mid_direct_body);
     suite_add_tcase(s, tc);

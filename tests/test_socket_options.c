@@ -51,6 +51,7 @@ static const int_default int_defaults[] = {
     {ZLINK_HEARTBEAT_TTL, 0},
     {ZLINK_HEARTBEAT_TIMEOUT, -1},
     {ZLINK_RCVMORE, 0},
+    {ZLINK_MAXMSGPARTS, ZLINK_MAXMSGPARTS_DFLT}, /* zlink's own */
 };
 
 START_TEST(defaults)
@@ -125,6 +126,7 @@ static const int_case int_cases[] = {
     {ZLINK_HEARTBEAT_IVL, {0, 100, 10000}, {-1}, 1},
     {ZLINK_HEARTBEAT_TTL, {0, 1000, 6553599}, {-1, 6553600}, 2},
     {ZLINK_HEARTBEAT_TIMEOUT, {0, 100, 10000}, {-1}, 1},
+    {ZLINK_MAXMSGPARTS, {-1, 1, 100000}, {0, -2}, 2},
 };
 
 START_TEST(int_options_set_get)

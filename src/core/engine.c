@@ -149,6 +149,9 @@ struct zl_engine {
     uint8_t slots_class;
     int iov_count;
     int inflight_count;
+    /* Zero-copy bodies a batch may take: MAX_INFLIGHT, or fewer under a
+     * small SNDHWM (inflight_limit). */
+    int inflight_max;
     size_t inflight_bytes; /* zero-copy bytes in this batch */
     uint8_t *commands;     /* queued commands of our own; NULL when none */
     uint8_t commands_class;
@@ -423,7 +426,7 @@ static bool encode_part(zl_engine *e, zlink_msg_t *msg)
     bool zero_copy = payload >= ZERO_COPY_MIN;
     size_t need = ZL_FRAME_HEADER_MAX + name_len + (zero_copy ? 0 : payload);
     if (zero_copy &&
-        (e->iov_count + 2 >= MAX_IOV || e->inflight_count == MAX_INFLIGHT))
+        (e->iov_count + 2 >= MAX_IOV || e->inflight_count == e->inflight_max))
         return false;
     if (!ensure_out_capacity(e, need))
         return false;
@@ -447,12 +450,25 @@ static bool encode_part(zl_engine *e, zlink_msg_t *msg)
     return true;
 }
 
+/* What a batch takes from the pipe stays out of the HWM's count until the
+ * kernel has it all. Copied bytes are few (COPIED_MAX), but a deep batch
+ * of zero-copy bodies holds MAX_INFLIGHT of them: under a small SNDHWM
+ * that would let a sender queue many times its HWM (SNDHWM 1, 64 KiB
+ * bodies: eight in one batch). So a batch takes no more of them than
+ * SNDHWM, and a sender holds at most twice its HWM, as libzmq's engine
+ * holding one message does at SNDHWM 1. */
+static int inflight_limit(int sndhwm)
+{
+    return sndhwm > 0 && sndhwm < MAX_INFLIGHT ? sndhwm : MAX_INFLIGHT;
+}
+
 /* Pulls messages from the pipe into one batch. Returns true when the batch
  * stopped because it was full (the pipe is deep). */
 static bool fill_batch(zl_engine *e)
 {
     while (e->out_len + e->inflight_bytes < e->batch_limit &&
-           e->out_len < COPIED_MAX && e->iov_count + 2 < MAX_IOV) {
+           e->out_len < COPIED_MAX && e->iov_count + 2 < MAX_IOV &&
+           e->inflight_count < e->inflight_max) {
         zlink_msg_t msg;
         zlink_msg_init(&msg);
         int r = zl_session_pull(e->session, &msg);
@@ -872,9 +888,11 @@ static void read_done(zl_engine *e, size_t bytes)
                 e->input_stopped = true;
         }
     }
-    /* What followed the body, or the whole read, is in the read buffer. */
+    /* What followed the body, or the whole read, is in the read buffer:
+     * new input, whose bodies the decoder decides anew whether to share. */
     e->in_pos = 0;
     e->in_end = bytes - into_body;
+    zl_decoder_set_input_owner(&e->decoder, e->in_block);
     process_input(e);
     choose_read_buffer(e, bytes);
     /* A short read drained the socket: until it is readable again the
@@ -919,25 +937,30 @@ static void start_read(zl_engine *e)
         return;
     zl_iovec iov[ZL_READ_IOV_MAX];
     int n = 0;
+    bool body_only = false;
     e->read_direct = 0;
     if (zl_decoder_direct_buffer(&e->decoder, &iov[0].base, &iov[0].len)) {
         /* The rest of a large body goes straight into its message, and
          * the read buffer behind it takes what follows, so one syscall
          * also brings the next header; without it, a read that ended
-         * exactly at the body's end would look full and cost an EAGAIN. */
+         * exactly at the body's end would look full and cost an EAGAIN.
+         * While the body's room is still growing, what follows the room
+         * is body too: then the read fills the room alone. */
         e->read_direct = iov[0].len;
         n = 1;
-        ensure_in_buf_writable(e); /* without one, the body alone */
+        body_only = iov[0].len < zl_decoder_body_missing(&e->decoder);
+        if (!body_only)
+            ensure_in_buf_writable(e); /* without one, the body alone */
     } else if (e->in_block) {
         ensure_in_buf_writable(e); /* without one, a probe */
     }
     e->read_probe = n == 0 && !e->in_block;
-    size_t buffered = !e->in_block                         ? 0
+    size_t buffered = !e->in_block || body_only            ? 0
                       : e->read_direct >= READ_BUFFER_SIZE ? DIRECT_TAIL
                                                            : e->in_block->size;
     if (e->read_probe)
         iov[n++] = (zl_iovec){e->greeting, 0}; /* nothing is read */
-    else if (e->in_block)
+    else if (buffered > 0)
         iov[n++] = (zl_iovec){in_buf(e), buffered};
     e->read_len = e->read_direct + buffered;
     e->read_pending = true;
@@ -1036,8 +1059,10 @@ zl_engine *zl_engine_create(zl_session *session, zl_loop *loop,
                                ? options->heartbeat_timeout
                                : options->heartbeat_ivl;
     e->batch_limit = BATCH_MIN;
+    e->inflight_max = inflight_limit(options->sndhwm);
     e->peer_minor = 1;
     zl_decoder_init(&e->decoder, options->maxmsgsize);
+    zl_decoder_set_max_parts(&e->decoder, options->maxmsgparts);
     zlink_msg_init(&e->stalled);
     zlink_msg_init(&e->stalled_out);
     e->read_op.cb = on_read;

@@ -112,6 +112,50 @@ ZLINK_EXPORT int zlink_msg_init_size(zlink_msg_t *msg, size_t size)
     return 0;
 }
 
+int zl_msg_init_growable(zlink_msg_t *msg, size_t size, size_t room)
+{
+    zl_msg *m = zl_msg_of(msg);
+    zl_content *content = NULL;
+    if (room <= SIZE_MAX - sizeof *content)
+        content = malloc(sizeof *content + room);
+    if (content == NULL) {
+        memset(m, 0, sizeof *m);
+        m->kind = ZL_MSG_CLOSED;
+        errno = ENOMEM;
+        return -1;
+    }
+    atomic_init(&content->refs, 1);
+    content->pool_class = ZL_POOL_NONE;
+    content->data = content + 1;
+    content->size = room;
+    content->ffn = NULL;
+    content->hint = NULL;
+    msg_init_ref(m, ZL_MSG_CONTENT, content, content->data, size);
+    return 0;
+}
+
+int zl_msg_grow(zlink_msg_t *msg, size_t room)
+{
+    zl_msg *m = zl_msg_of(msg);
+    zl_content *content = m->u.ref.content;
+    if (room > m->u.ref.size)
+        room = m->u.ref.size;
+    if (room <= content->size)
+        return 0;
+    /* realloc, not a new block and a copy: for the largest bodies the C
+     * library can often move pages rather than bytes (mremap). */
+    zl_content *grown = realloc(content, sizeof *content + room);
+    if (grown == NULL) {
+        errno = ENOMEM;
+        return -1;
+    }
+    grown->data = grown + 1;
+    grown->size = room;
+    m->u.ref.content = grown;
+    m->u.ref.data = grown->data;
+    return 0;
+}
+
 ZLINK_EXPORT int zlink_msg_init_data(zlink_msg_t *msg, void *data, size_t size,
                                      zlink_free_fn *ffn, void *hint)
 {

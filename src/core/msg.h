@@ -129,6 +129,14 @@ void zl_msg_reset_flags(zlink_msg_t *msg, uint8_t flags);
  * for decoding many messages out of one read buffer. */
 void zl_msg_init_shared(zlink_msg_t *msg, zl_content *content, void *data,
                         size_t size);
+/* A message of size bytes whose body has room for only the first room
+ * (< size) bytes so far, from malloc so that zl_msg_grow can extend it in
+ * place; for a decoder that receives a large body as its bytes arrive. */
+int zl_msg_init_growable(zlink_msg_t *msg, size_t size, size_t room);
+/* Gives a message from zl_msg_init_growable room for the first room bytes
+ * (at most its size), keeping those already written. Only while no other
+ * message shares its body. */
+int zl_msg_grow(zlink_msg_t *msg, size_t room);
 /* A content block with room for size bytes, refs = 1. NULL on OOM. */
 zl_content *zl_content_alloc(size_t size);
 void zl_content_release(zl_content *content);

@@ -25,6 +25,7 @@ void zl_options_init(zl_options *o, int type)
     o->sndbuf = -1;
     o->rcvbuf = -1;
     o->maxmsgsize = -1;
+    o->maxmsgparts = ZLINK_MAXMSGPARTS_DFLT;
 }
 
 int zl_option_int(const void *val, size_t len, int *out)
@@ -219,6 +220,18 @@ int zl_options_set(zl_options *o, int option, const void *val, size_t len)
         o->maxmsgsize = v;
         return 0;
     }
+    case ZLINK_MAXMSGPARTS: {
+        /* A message has at least one part: 0 would refuse them all. */
+        int v = 0;
+        if (zl_option_int(val, len, &v) != 0)
+            return -1;
+        if (v == 0 || v < -1) {
+            errno = EINVAL;
+            return -1;
+        }
+        o->maxmsgparts = v;
+        return 0;
+    }
     case ZLINK_IPV6:
         return set_bool(&o->ipv6, val, len);
     case ZLINK_IMMEDIATE:
@@ -283,6 +296,8 @@ int zl_options_get(const zl_options *o, int option, void *val, size_t *len)
         return zl_option_put_int(val, len, o->rcvbuf);
     case ZLINK_IPV6:
         return zl_option_put_int(val, len, o->ipv6);
+    case ZLINK_MAXMSGPARTS:
+        return zl_option_put_int(val, len, o->maxmsgparts);
     case ZLINK_IMMEDIATE:
         return zl_option_put_int(val, len, o->immediate);
     case ZLINK_ROUTER_MANDATORY:

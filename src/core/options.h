@@ -20,6 +20,7 @@ typedef struct zl_options {
     int heartbeat_ivl, heartbeat_ttl, heartbeat_timeout;
     int sndbuf, rcvbuf;
     int64_t maxmsgsize;
+    int maxmsgparts; /* -1: no limit */
     bool ipv6;
     bool immediate;
     bool router_mandatory;

@@ -52,11 +52,20 @@ int zl_greeting_decode(const uint8_t in[ZL_GREETING_SIZE], zl_greeting *out);
 size_t zl_frame_header_encode(uint8_t *out, uint8_t flags, uint64_t size);
 
 /* Incremental frame decoder. Bodies of at least ZL_DECODER_DIRECT_MIN bytes
- * are allocated at once, and the engine may read the rest of the body
- * straight into the message (zl_decoder_direct_buffer). Such a body that
- * arrives whole inside input with an owner (zl_decoder_set_input_owner)
- * is not copied at all: its message shares the owner's block. */
+ * may be read straight into their message (zl_decoder_direct_buffer). A
+ * body is allocated whole up to ZL_DECODER_RESERVE_AHEAD bytes; a larger
+ * one starts there and doubles as its bytes arrive, so that a header alone
+ * never reserves more than that, whatever size it announces. A large body
+ * that arrives whole inside input with an owner (zl_decoder_set_input_owner)
+ * is not copied at all: its message shares the owner's block, provided the
+ * large bodies of that input fill at least half the block (a queue of
+ * messages then never pins more than twice its own size). */
 #define ZL_DECODER_DIRECT_MIN 8192
+/* The message pool's largest body (msg_pool.c): a pooled body keeps its one
+ * allocation, and only bodies that come from malloc anyway grow, where
+ * realloc can often move pages instead of bytes. Starting lower, a body
+ * just over the start paid a copy on the C library's heap as it grew. */
+#define ZL_DECODER_RESERVE_AHEAD (512 * 1024)
 
 typedef enum zl_decode_result {
     ZL_DECODE_NEED_MORE, /* all input consumed, no complete frame */
@@ -67,13 +76,16 @@ typedef enum zl_decode_result {
 typedef enum zl_decode_error {
     ZL_DECODE_ERR_NONE,
     ZL_DECODE_ERR_RESERVED_FLAGS,
-    ZL_DECODE_ERR_TOO_LARGE,         /* exceeds max_msg_size */
+    ZL_DECODE_ERR_TOO_LARGE,         /* the message exceeds max_msg_size */
     ZL_DECODE_ERR_BAD_COMMAND_FLAGS, /* command with MORE set */
-    ZL_DECODE_ERR_NO_MEMORY
+    ZL_DECODE_ERR_NO_MEMORY,
+    ZL_DECODE_ERR_TOO_MANY_PARTS /* the message exceeds max_msg_parts */
 } zl_decode_error;
 
 typedef struct zl_decoder {
-    int64_t max_msg_size; /* -1: no limit */
+    /* Limits on a whole message, all its parts together; -1: none. */
+    int64_t max_msg_size;
+    int64_t max_msg_parts;
     zl_decode_error error;
     /* private */
     int state;
@@ -81,11 +93,21 @@ typedef struct zl_decoder {
     size_t header_have, header_need;
     uint8_t flags;
     uint64_t body_size, body_have;
+    size_t body_room; /* bytes the message holds room for so far */
+    /* The message in progress: parts received before the current frame,
+     * and their bytes. */
+    uint64_t msg_parts, msg_bytes;
     zlink_msg_t msg;
     struct zl_content *input_owner;
+    /* Whether the input ending at share_end may be shared (decoder.c). */
+    const uint8_t *share_end;
+    bool share;
 } zl_decoder;
 
+/* No limit on parts; max_msg_size -1 for none. */
 void zl_decoder_init(zl_decoder *d, int64_t max_msg_size);
+/* The most parts a message may have (-1: no limit). */
+void zl_decoder_set_max_parts(zl_decoder *d, int64_t max_msg_parts);
 void zl_decoder_destroy(zl_decoder *d);
 /* Decodes at most one frame from data[0..len). Sets *consumed. On
  * ZL_DECODE_FRAME, *out is overwritten (it must not hold a live message)
@@ -98,16 +120,24 @@ zl_decode_result zl_decoder_decode(zl_decoder *d, const uint8_t *data,
 /* The refcounted block that holds the input of the next decode calls, or
  * NULL (every body is copied). A body the decoder shares takes a reference,
  * so the caller must not write into the block again while any other
- * reference remains. */
+ * reference remains. Call it again each time new bytes are read into the
+ * block: whether to share is decided once per input. */
 void zl_decoder_set_input_owner(zl_decoder *d, struct zl_content *owner);
 /* While a body of at least ZL_DECODER_DIRECT_MIN bytes is partly received,
- * where its remaining bytes go; false otherwise. */
+ * where its next bytes go; false otherwise (or when the room for them could
+ * not be allocated: the next decode call then reports it). *len may be less
+ * than zl_decoder_body_missing while the body's room grows. */
 bool zl_decoder_direct_buffer(zl_decoder *d, void **buf, size_t *len);
 /* Reports n (at most the *len offered) bytes read into that buffer; may
  * complete the frame into *out (returns ZL_DECODE_FRAME) or not
  * (ZL_DECODE_NEED_MORE). */
 zl_decode_result zl_decoder_direct_done(zl_decoder *d, size_t n,
                                         zlink_msg_t *out);
+/* Bytes of the current frame's body still to come; 0 between frames. */
+static inline uint64_t zl_decoder_body_missing(const zl_decoder *d)
+{
+    return d->body_size - d->body_have;
+}
 
 /* Commands: body = name-length byte, name, data. */
 /* Splits a command frame body. Returns 0, or -1 when malformed (empty, a
