@@ -9,13 +9,18 @@
  * follows Microsoft's documented semantics, as its own C++ <atomic> does:
  * __iso_volatile_load/store are plain accesses (no ordering, whatever
  * /volatile says), the _Interlocked read-modify-writes are full barriers
- * on every architecture, and x86 and x64 order loads after loads and
- * stores after stores in hardware, so acquire and release cost only a
- * compiler barrier there; ARM64 needs a DMB. */
+ * on every architecture, and x86 and x64 keep every order in hardware but
+ * a store's before a later load, so acquire and release cost only a
+ * compiler barrier there; ARM64 needs a DMB.
+ *
+ * ZL_ATOMICS_INTERLOCKED selects the MSVC half on clang with
+ * -fms-extensions too, which is how it is built and tested without MSVC
+ * (cmake/mingw-w64-x86_64-clang.cmake). */
 #ifndef ZL_ATOMICS_H
 #define ZL_ATOMICS_H
 
-#if !defined(_MSC_VER) || defined(__clang__)
+#if (!defined(_MSC_VER) || defined(__clang__)) &&                              \
+    !defined(ZL_ATOMICS_INTERLOCKED)
 
 #include <stdatomic.h>
 
@@ -28,6 +33,8 @@ typedef _Atomic(void *) zl_atomic_ptr;
 #include <intrin.h>
 #include <stdbool.h>
 #include <stdint.h>
+
+#include "noinline.h"
 
 typedef enum memory_order {
     memory_order_relaxed,
@@ -69,7 +76,7 @@ typedef struct {
 #define ZL_MSVC_ORDER() _ReadWriteBarrier()
 #endif
 
-static __forceinline void atomic_thread_fence(memory_order order)
+static ZL_ALWAYS_INLINE void atomic_thread_fence(memory_order order)
 {
     if (order == memory_order_relaxed)
         return;
@@ -92,16 +99,16 @@ static __forceinline void atomic_thread_fence(memory_order order)
  * seq_cst is an exchange, as in MSVC's std::atomic: a plain store could
  * pass a later load. */
 #define ZL_MSVC_WIDTH(W, T, LOAD, STORE, XCHG, CAS)                            \
-    static __forceinline T zl_msvc_load##W(const volatile T *p,                \
-                                           memory_order order)                 \
+    static ZL_ALWAYS_INLINE T zl_msvc_load##W(const volatile T *p,             \
+                                              memory_order order)              \
     {                                                                          \
         T v = LOAD(p);                                                         \
         if (order != memory_order_relaxed)                                     \
             ZL_MSVC_ORDER();                                                   \
         return v;                                                              \
     }                                                                          \
-    static __forceinline void zl_msvc_store##W(volatile T *p, T v,             \
-                                               memory_order order)             \
+    static ZL_ALWAYS_INLINE void zl_msvc_store##W(volatile T *p, T v,          \
+                                                  memory_order order)          \
     {                                                                          \
         if (order == memory_order_seq_cst) {                                   \
             (void)XCHG(p, v);                                                  \
@@ -111,8 +118,8 @@ static __forceinline void atomic_thread_fence(memory_order order)
             ZL_MSVC_ORDER();                                                   \
         STORE(p, v);                                                           \
     }                                                                          \
-    static __forceinline bool zl_msvc_cas##W(volatile T *p, T *expected,       \
-                                             T desired)                        \
+    static ZL_ALWAYS_INLINE bool zl_msvc_cas##W(volatile T *p, T *expected,    \
+                                                T desired)                     \
     {                                                                          \
         T seen = CAS(p, desired, *expected);                                   \
         if (seen == *expected)                                                 \
@@ -133,7 +140,7 @@ ZL_MSVC_WIDTH(32, long, ZL_MSVC_LOAD32, ZL_MSVC_STORE32, _InterlockedExchange,
 
 #if defined(_M_IX86)
 /* 32-bit x86 has no 64-bit exchange or add instruction, only CMPXCHG8B. */
-static __forceinline __int64 zl_msvc_xchg64(volatile __int64 *p, __int64 v)
+static ZL_ALWAYS_INLINE __int64 zl_msvc_xchg64(volatile __int64 *p, __int64 v)
 {
     __int64 seen = __iso_volatile_load64(p);
     for (;;) {
@@ -143,7 +150,7 @@ static __forceinline __int64 zl_msvc_xchg64(volatile __int64 *p, __int64 v)
         seen = was;
     }
 }
-static __forceinline __int64 zl_msvc_add64(volatile __int64 *p, __int64 v)
+static ZL_ALWAYS_INLINE __int64 zl_msvc_add64(volatile __int64 *p, __int64 v)
 {
     __int64 seen = __iso_volatile_load64(p);
     for (;;) {
@@ -160,15 +167,15 @@ static __forceinline __int64 zl_msvc_add64(volatile __int64 *p, __int64 v)
 ZL_MSVC_WIDTH(64, __int64, __iso_volatile_load64, __iso_volatile_store64,
               zl_msvc_xchg64, _InterlockedCompareExchange64)
 
-static __forceinline char zl_msvc_xchg8(volatile char *p, char v)
+static ZL_ALWAYS_INLINE char zl_msvc_xchg8(volatile char *p, char v)
 {
     return _InterlockedExchange8(p, v);
 }
-static __forceinline long zl_msvc_xchg32(volatile long *p, long v)
+static ZL_ALWAYS_INLINE long zl_msvc_xchg32(volatile long *p, long v)
 {
     return _InterlockedExchange(p, v);
 }
-static __forceinline long zl_msvc_add32(volatile long *p, long v)
+static ZL_ALWAYS_INLINE long zl_msvc_add32(volatile long *p, long v)
 {
     return _InterlockedExchangeAdd(p, v);
 }
@@ -177,20 +184,20 @@ static __forceinline long zl_msvc_add32(volatile long *p, long v)
  * the value type, S the storage type, W its width. Every read-modify-write
  * is a full barrier, which every order asks no more than. */
 #define ZL_MSVC_ATOMIC(A, T, S, W)                                             \
-    static __forceinline T A##_load(const A *a, memory_order order)            \
+    static ZL_ALWAYS_INLINE T A##_load(const A *a, memory_order order)         \
     {                                                                          \
         return (T)zl_msvc_load##W(&a->v, order);                               \
     }                                                                          \
-    static __forceinline void A##_store(A *a, T v, memory_order order)         \
+    static ZL_ALWAYS_INLINE void A##_store(A *a, T v, memory_order order)      \
     {                                                                          \
         zl_msvc_store##W(&a->v, (S)v, order);                                  \
     }                                                                          \
-    static __forceinline T A##_exchange(A *a, T v, memory_order order)         \
+    static ZL_ALWAYS_INLINE T A##_exchange(A *a, T v, memory_order order)      \
     {                                                                          \
         (void)order;                                                           \
         return (T)zl_msvc_xchg##W(&a->v, (S)v);                                \
     }                                                                          \
-    static __forceinline bool A##_cas(A *a, T *expected, T desired)            \
+    static ZL_ALWAYS_INLINE bool A##_cas(A *a, T *expected, T desired)         \
     {                                                                          \
         S seen = (S)*expected;                                                 \
         bool done = zl_msvc_cas##W(&a->v, &seen, (S)desired);                  \
@@ -198,12 +205,12 @@ static __forceinline long zl_msvc_add32(volatile long *p, long v)
         return done;                                                           \
     }
 #define ZL_MSVC_ATOMIC_ARITH(A, T, S, W)                                       \
-    static __forceinline T A##_add(A *a, T v, memory_order order)              \
+    static ZL_ALWAYS_INLINE T A##_add(A *a, T v, memory_order order)           \
     {                                                                          \
         (void)order;                                                           \
         return (T)zl_msvc_add##W(&a->v, (S)v);                                 \
     }                                                                          \
-    static __forceinline T A##_sub(A *a, T v, memory_order order)              \
+    static ZL_ALWAYS_INLINE T A##_sub(A *a, T v, memory_order order)           \
     {                                                                          \
         (void)order;                                                           \
         return (T)zl_msvc_add##W(&a->v, (S)(0 - v));                           \
