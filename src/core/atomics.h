@@ -56,7 +56,7 @@ typedef struct {
     volatile long v;
 } atomic_uint;
 typedef struct {
-    _Alignas(8) volatile __int64 v; /* x86 aligns __int64 to 4 on the stack */
+    _Alignas(8) volatile __int64 v; /* the x86 stack is 4-byte aligned */
 } atomic_uint_least64_t;
 #if defined(_WIN64)
 typedef struct {
