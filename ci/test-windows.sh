@@ -10,6 +10,8 @@
 #                         names its stages; ZLINK_BUILD_ROOT defaults to
 #                         <repo>/build)
 #   ZLINK_DEPS_DIR        cross-built libuv and Check, see ci/windows-deps.sh
+#   ZLINK_WIN_TOOLCHAIN   CMake toolchain file (default:
+#                         cmake/mingw-w64-x86_64.cmake)
 #                         (default: $HOME/.cache/zlink-win-deps)
 #
 # Needs root for apt-get (CI runs as root on a clean Debian 12).
@@ -90,7 +92,7 @@ main() {
     step "configuring $BUILD"
     mkdir -p "$BUILD"
     cmake -S "$ROOT" -B "$BUILD" -G Ninja \
-        -DCMAKE_TOOLCHAIN_FILE="$ROOT/cmake/mingw-w64-x86_64.cmake" \
+        -DCMAKE_TOOLCHAIN_FILE="${ZLINK_WIN_TOOLCHAIN:-$ROOT/cmake/mingw-w64-x86_64.cmake}" \
         -DZLINK_DEPS_DIR="$ZLINK_DEPS_DIR" \
         -DCMAKE_BUILD_TYPE=RelWithDebInfo \
         -DCMAKE_CROSSCOMPILING_EMULATOR=wine \

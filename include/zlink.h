@@ -27,8 +27,10 @@ extern "C" {
 #else
 #define ZLINK_EXPORT __declspec(dllimport)
 #endif
-#else
+#elif defined(__GNUC__)
 #define ZLINK_EXPORT __attribute__((visibility("default")))
+#else
+#define ZLINK_EXPORT
 #endif
 
 #define ZLINK_VERSION_MAJOR 0
@@ -130,8 +132,12 @@ ZLINK_EXPORT int zlink_ctx_get(void *context, int option);
 typedef struct zlink_msg_t {
 #if defined(_MSC_VER)
     __declspec(align(8)) unsigned char _[128];
-#else
+#elif defined(__GNUC__)
     unsigned char _[128] __attribute__((aligned(8)));
+#elif defined(__cplusplus)
+    alignas(8) unsigned char _[128];
+#else
+    _Alignas(8) unsigned char _[128];
 #endif
 } zlink_msg_t;
 

@@ -6,7 +6,6 @@
 #define _GNU_SOURCE /* uv.h needs POSIX types beyond strict C11 */
 #endif
 #include <errno.h>
-#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -14,6 +13,7 @@
 #include <string.h>
 #include <uv.h>
 
+#include "atomics.h"
 #include "backend.h"
 #include "testutil.h"
 

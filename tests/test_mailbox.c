@@ -1,11 +1,11 @@
 /* test_mailbox.c — the command mailbox: order, signalling, producers on many
  * threads, signal hand-over, and the pipe references of queued commands. */
-#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <uv.h>
 
+#include "atomics.h"
 #include "backend.h"
 #include "mailbox.h"
 #include "msg.h"

@@ -2,11 +2,11 @@
  * sleep handshakes, pacing, termination, release, and a two-thread
  * stress. */
 #include <errno.h>
-#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <uv.h>
 
+#include "atomics.h"
 #include "mailbox.h"
 #include "msg.h"
 #include "pipe.h"

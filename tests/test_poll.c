@@ -17,13 +17,13 @@
  *    signal again. After the FD fires, receive while ZLINK_EVENTS has
  *    ZLINK_POLLIN, and only then wait on the FD again.
  *  - Reading ZLINK_EVENTS clears the FD even when it reports POLLIN. */
-#include <stdatomic.h>
 
 #ifndef _WIN32
 #include <sys/socket.h>
 #include <unistd.h>
 #endif
 
+#include "atomics.h"
 #include "socket_testutil.h"
 
 typedef struct poll_pair {

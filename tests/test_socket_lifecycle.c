@@ -3,8 +3,8 @@
  * LINGER on close, unbind and disconnect, and shutting a context down
  * (ETERM for calls blocked in other threads, zlink_ctx_term waiting for the
  * sockets). Uses threads. */
-#include <stdatomic.h>
 
+#include "atomics.h"
 #include "socket_testutil.h"
 
 static const int restart_transports[] = {ZT_TCP4, ZT_TCP6, ZT_IPC,

@@ -1,8 +1,8 @@
 /* test_socket_pair.c — PAIR end to end over every transport: multipart
  * messages of every interesting size with every byte checked, order, the
  * zero-copy and constant-buffer sends, and refusing a second peer. */
-#include <stdatomic.h>
 
+#include "atomics.h"
 #include "socket_testutil.h"
 
 typedef struct pair_fixture {

@@ -11,9 +11,9 @@
 #include <pthread.h>
 #include <sched.h>
 #endif
-#include <stdatomic.h>
 #include <uv.h>
 
+#include "atomics.h"
 #include "backend.h"
 #include "socket.h"
 #include "socket_testutil.h"

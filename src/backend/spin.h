@@ -10,9 +10,7 @@
 
 #include <stdint.h>
 
-#if defined(_MSC_VER) && (defined(_M_X64) || defined(_M_IX86))
-#include <immintrin.h>
-#endif
+#include "atomics.h" /* zl_cpu_relax */
 
 /* How long an application thread spins before it sleeps. Longer than a
  * wakeup costs is pointless; much shorter misses a busy peer's messages. */
@@ -75,19 +73,6 @@ static inline uint32_t zl_spin_for(uint64_t waited)
     if (spin > ZL_SPIN_ADAPT_MAX_NS)
         spin = ZL_SPIN_ADAPT_MAX_NS;
     return (uint32_t)spin;
-}
-
-/* Tells the core we are spinning: lets the sibling hyperthread run and
- * saves power. */
-static inline void zl_cpu_relax(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-    __builtin_ia32_pause();
-#elif defined(_MSC_VER) && (defined(_M_X64) || defined(_M_IX86))
-    _mm_pause();
-#elif defined(__aarch64__)
-    __asm__ __volatile__("yield");
-#endif
 }
 
 #endif

@@ -3,10 +3,10 @@
 #ifndef ZL_CTX_H
 #define ZL_CTX_H
 
-#include <stdatomic.h>
 #include <stdbool.h>
 #include <uv.h>
 
+#include "atomics.h"
 #include "io_thread.h"
 #include "pipe.h"
 

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "compiler.h"
 #include "monitor.h"
 #include "msg.h"
 #include "msg_pool.h"
@@ -360,9 +361,7 @@ _Static_assert(LARGE_COPY_MIN <= ZL_COPY_SMALL_MAX,
 
 static ZL_NOINLINE void copy_large(void *dst, const void *src, size_t len)
 {
-#if defined(__GNUC__)
-    __asm__("" : "+r"(len)); /* hides the bound */
-#endif
+    ZL_FORGET_VALUE(len); /* hides the bound */
     memcpy(dst, src, len);
 }
 

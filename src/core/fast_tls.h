@@ -11,4 +11,12 @@
 #define ZL_FAST_TLS
 #endif
 
+/* __declspec(thread) is what MSVC documents for C; not every version of its
+ * C11 mode knows _Thread_local. */
+#if defined(_MSC_VER) && !defined(__clang__)
+#define ZL_THREAD_LOCAL __declspec(thread)
+#else
+#define ZL_THREAD_LOCAL _Thread_local
+#endif
+
 #endif

@@ -3,10 +3,10 @@
 #ifndef ZL_IO_THREAD_H
 #define ZL_IO_THREAD_H
 
-#include <stdatomic.h>
 #include <stdbool.h>
 #include <uv.h>
 
+#include "atomics.h"
 #include "backend.h"
 #include "cache_line.h"
 #include "mailbox.h"

@@ -47,10 +47,10 @@ typedef struct held_signal {
 #define HELD_MAX 32
 #define CPU_NOT_LOOKED_UP (-2)
 
-static _Thread_local bool holding ZL_FAST_TLS;
-static _Thread_local int holding_cpu ZL_FAST_TLS;
-static _Thread_local int held_count;
-static _Thread_local held_signal held[HELD_MAX];
+static ZL_THREAD_LOCAL bool holding ZL_FAST_TLS;
+static ZL_THREAD_LOCAL int holding_cpu ZL_FAST_TLS;
+static ZL_THREAD_LOCAL int held_count;
+static ZL_THREAD_LOCAL held_signal held[HELD_MAX];
 
 void zl_mailbox_hold_signals(void)
 {

@@ -3,11 +3,12 @@
 #ifndef ZL_MAILBOX_H
 #define ZL_MAILBOX_H
 
-#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <uv.h>
+
+#include "atomics.h"
 
 struct zl_pipe;
 

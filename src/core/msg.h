@@ -3,12 +3,12 @@
 #ifndef ZL_MSG_H
 #define ZL_MSG_H
 
-#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 
+#include "atomics.h"
 #include "zlink.h"
 
 /* Bodies up to this size live inside the 128-byte message (zlink.h). */

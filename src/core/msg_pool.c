@@ -22,13 +22,13 @@
  * handling stays detectable. */
 #include "msg_pool.h"
 
-#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <uv.h>
 
 #include "backend.h"
 #include "cache_line.h"
+#include "compiler.h"
 #include "fast_tls.h"
 
 #if defined(__SANITIZE_ADDRESS__)
@@ -42,8 +42,8 @@
 #define ZL_POOL_DISABLED 1
 #endif
 
-#if defined(ZL_POOL_DISABLED) && defined(__GNUC__)
-#define ZL_POOL_UNUSED __attribute__((unused))
+#if defined(ZL_POOL_DISABLED)
+#define ZL_POOL_UNUSED ZL_MAYBE_UNUSED
 #else
 #define ZL_POOL_UNUSED
 #endif
@@ -124,7 +124,7 @@ typedef struct global_class {
     size_t slab_bytes;  /* carved so far */
 } global_class;
 
-static _Thread_local local_cache cache ZL_FAST_TLS;
+static ZL_THREAD_LOCAL local_cache cache ZL_FAST_TLS;
 static global_class globals[CLASS_COUNT];
 static uv_once_t init_once = UV_ONCE_INIT;
 static uv_mutex_t slab_lock;
@@ -146,13 +146,7 @@ ZL_POOL_UNUSED static int class_of(size_t size)
     if (size <= smallest + HEADROOM)
         return 0;
     size_t over = size - HEADROOM - 1; /* the class needs 2^k > over */
-#if defined(__GNUC__)
-    int bits = 64 - __builtin_clzll((unsigned long long)over);
-#else
-    int bits = 0;
-    while (over >> bits)
-        bits++;
-#endif
+    int bits = zl_bits_needed(over);
     int c = bits - SMALLEST_SHIFT;
     return c < CLASS_COUNT ? c : -1;
 }

@@ -3,11 +3,11 @@
 #include "pipe.h"
 
 #include <errno.h>
-#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <uv.h>
 
+#include "atomics.h"
 #include "cache_line.h"
 #include "fast_tls.h"
 #include "msg.h"
@@ -144,7 +144,7 @@ struct zl_msg_queue {
     /* The reader parks the chunk it leaves here and the writer takes it
      * back, so a pipe at steady state does not call malloc. */
     char gap3[ZL_CACHE_LINE];
-    _Atomic(zl_chunk *) spare;
+    zl_atomic_ptr spare; /* a zl_chunk * */
     char gap4[ZL_CACHE_LINE];
 };
 
@@ -458,7 +458,7 @@ bool zl_pipe_check_write(zl_pipe *p)
  * What it costs a send of small messages is the quick check's limit,
  * which is the HWM's, and the size test of a body written. */
 
-static _Thread_local zl_pipe_pacing pacing ZL_FAST_TLS; /* 0: ON */
+static ZL_THREAD_LOCAL zl_pipe_pacing pacing ZL_FAST_TLS; /* 0: ON */
 
 void zl_pipe_set_pacing(zl_pipe_pacing mode)
 {
@@ -668,7 +668,7 @@ static void maybe_activate_writer(zl_pipe *p)
 /* One thread-local object, not two: a library reaches each of its
  * thread-locals through an address it loads first, and a spinning receive
  * touches both flags around every try. */
-static _Thread_local struct {
+static ZL_THREAD_LOCAL struct {
     bool kept;     /* zl_pipe_keep_reader_awake */
     bool any_left; /* an end was left awake since kept was set */
     /* The queue whose look, this thread's last, found parts (refill). */

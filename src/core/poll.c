@@ -6,6 +6,7 @@
 
 #include "backend.h"
 #include "ctx.h"
+#include "fast_tls.h"
 #include "socket.h"
 #include "spin.h"
 #include "zlink.h"
@@ -45,8 +46,8 @@ static bool only_sockets(const zlink_pollitem_t *items, int n)
  * (spin.h). Per thread, since polls of one thread follow each other: how
  * many polls skip the spin after one that found nothing, and how long the
  * next spin lasts (0: ZL_SPIN_BEFORE_SLEEP_NS). */
-static _Thread_local int spins_to_skip;
-static _Thread_local uint32_t spin_ns;
+static ZL_THREAD_LOCAL int spins_to_skip;
+static ZL_THREAD_LOCAL uint32_t spin_ns;
 
 /* Whether this poll may spin: no miss lately, and zlink sockets only,
  * each with few pipes. */

@@ -4,11 +4,11 @@
 #ifndef ZL_SOCKET_H
 #define ZL_SOCKET_H
 
-#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <uv.h>
 
+#include "atomics.h"
 #include "backend.h"
 #include "mailbox.h"
 #include "options.h"

@@ -3,13 +3,13 @@
 #ifndef ZL_EPOLL_INTERNAL_H
 #define ZL_EPOLL_INTERNAL_H
 
-#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/epoll.h>
 #include <sys/uio.h>
 
+#include "atomics.h"
 #include "backend.h"
 #include "timer_heap.h"
 

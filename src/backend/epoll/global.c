@@ -1,8 +1,7 @@
 /* global.c — process-wide set-up of the epoll backend: nothing to do, but
  * refcounted like the backends that need it. */
+#include "atomics.h"
 #include "backend.h"
-
-#include <stdatomic.h>
 
 static atomic_int users;
 

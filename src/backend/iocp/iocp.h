@@ -5,12 +5,12 @@
 #define ZL_IOCP_H
 
 #include <errno.h>
-#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 
 /* backend.h brings winsock2.h, which must come before windows.h and
  * mswsock.h. */
+#include "atomics.h"
 #include "backend.h"
 #include "timer_heap.h"
 

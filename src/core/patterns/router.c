@@ -1,12 +1,12 @@
 /* router.c — ROUTER: the routing table from routing ids to pipes, routing-id
  * assignment, and the id frame in front of every message. */
 #include <errno.h>
-#include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <uv.h>
 
+#include "atomics.h"
 #include "fair_queue.h"
 #include "load_balance.h"
 #include "msg.h"
