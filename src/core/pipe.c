@@ -329,7 +329,7 @@ void zl_pipe_release(zl_pipe *p)
 
 /* ---- Writing ---------------------------------------------------------- */
 
-/* A chunk for the writer to move into: one left linked by a rollback, the
+/* A chunk for the writer to move into: one already linked, the
  * spare the reader parked, or a new one. Out of line: once per chunk, and
  * inlined it made every write save more registers. */
 static ZL_NOINLINE bool ensure_next_chunk(struct zl_msg_queue *q)
@@ -641,7 +641,17 @@ void zl_pipe_rollback(zl_pipe *p)
             pos = 0;
         }
     }
-    /* Chunks entered since the start stay linked for the next writes. */
+    /* The chunks the dropped parts took past the start go now: a peer
+     * that sends thousands of parts and is cut off must not leave that
+     * room behind in a pipe that waits for its socket's application. The
+     * reader never follows start_chunk->next before the next publish. */
+    zl_chunk *extra = q->start_chunk->next;
+    q->start_chunk->next = NULL;
+    while (extra != NULL) {
+        zl_chunk *next = extra->next;
+        chunk_free(extra);
+        extra = next;
+    }
     q->write_chunk = q->start_chunk;
     q->write_pos = q->start_pos;
     q->written_parts = q->complete_parts;

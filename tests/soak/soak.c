@@ -568,14 +568,19 @@ static int run_parent(soak *k, int ctl, pid_t child)
 
 static void usage(void)
 {
-    fprintf(stderr, "usage: soak [--seconds N] [--peers N] [--seed N] "
-                    "[--growth] [--kind NAME] [--verbose]\n");
+    fprintf(stderr,
+            "usage: soak [--seconds N] [--peers N] [--seed N] "
+            "[--growth] [--kind NAME] [--skip-kind NAME] [--verbose]\n");
     exit(2);
 }
 
 int main(int argc, char **argv)
 {
-    soak k = {.cfg = {.seconds = 20, .peers = 48, .seed = 1, .only_kind = -1}};
+    soak k = {.cfg = {.seconds = 20,
+                      .peers = 48,
+                      .seed = 1,
+                      .only_kind = -1,
+                      .skip_kind = -1}};
     const char *growth = getenv("ZLINK_SOAK_GROWTH");
     k.cfg.growth = growth && strcmp(growth, "1") == 0;
     for (int i = 1; i < argc; i++) {
@@ -589,6 +594,9 @@ int main(int argc, char **argv)
             k.cfg.growth = true;
         else if (strcmp(argv[i], "--kind") == 0 && i + 1 < argc &&
                  (k.cfg.only_kind = soak_kind_from_name(argv[++i])) >= 0)
+            continue;
+        else if (strcmp(argv[i], "--skip-kind") == 0 && i + 1 < argc &&
+                 (k.cfg.skip_kind = soak_kind_from_name(argv[++i])) >= 0)
             continue;
         else if (strcmp(argv[i], "--verbose") == 0)
             k.cfg.verbose = true;

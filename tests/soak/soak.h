@@ -34,6 +34,7 @@ typedef struct soak_config {
     bool growth;
     bool verbose;
     int only_kind; /* -1: every kind; else the one --kind named */
+    int skip_kind; /* -1: none; else the one --skip-kind named */
 } soak_config;
 
 extern const int soak_types[SOAK_TYPES];

@@ -338,6 +338,8 @@ static void start_peer(peers *ps, peer *p)
     int kinds = ps->cfg->growth ? K_COUNT : K_DEFAULT_COUNT;
     *p = (peer){.fd = -1, .out = p->out, .out_cap = p->out_cap};
     p->kind = (kind)rand_in(ps, 0, (uint32_t)kinds - 1);
+    while ((int)p->kind == ps->cfg->skip_kind)
+        p->kind = (kind)rand_in(ps, 0, (uint32_t)kinds - 1);
     if (ps->cfg->only_kind >= 0)
         p->kind = (kind)ps->cfg->only_kind;
     int servers = ps->cfg->growth ? SOAK_TYPES : SOAK_DEAF_XPUB;

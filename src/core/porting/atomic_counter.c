@@ -1,7 +1,7 @@
 /* atomic_counter.c — zlink_atomic_counter_*: libzmq's thread-safe counter,
  * with its return conventions (inc gives the old value, dec whether the
  * counter is still above zero). */
-#include <stdatomic.h>
+#include "atomics.h"
 #include <stdlib.h>
 
 #include "zlink.h"

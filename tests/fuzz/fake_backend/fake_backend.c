@@ -13,7 +13,7 @@
 
 #include <errno.h>
 #include <pthread.h>
-#include <stdatomic.h>
+#include "atomics.h"
 #include <stdlib.h>
 #include <string.h>
 
