@@ -1,5 +1,5 @@
-/* global.c — process-wide set-up of the epoll backend: nothing to do, but
- * refcounted like the backends that need it. */
+/* global.c — process-wide set-up of the POSIX backends (epoll, kqueue):
+ * nothing to do, but refcounted like the backends that need it. */
 #include "backend.h"
 
 #include <stdatomic.h>
@@ -19,5 +19,5 @@ void zl_backend_global_term(void)
 
 const char *zl_backend_name(void)
 {
-    return "epoll";
+    return ZL_BACKEND_NAME;
 }
