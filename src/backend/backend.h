@@ -208,5 +208,8 @@ int zl_backend_global_init(void);
 void zl_backend_global_term(void);
 /* Backend name: "epoll", "kqueue" or "iocp". */
 const char *zl_backend_name(void);
+/* 1 when the system has AF_UNIX stream sockets, which ipc runs on: every
+ * POSIX system, and Windows 10 1803 and later (not Wine 8). Any thread. */
+int zl_backend_has_ipc(void);
 
 #endif

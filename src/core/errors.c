@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include "backend.h"
 #include "zlink.h"
 
 int zlink_errno(void) { return errno; }
@@ -38,5 +39,5 @@ int zlink_has(const char *capability)
 {
     if (!capability)
         return 0;
-    return strcmp(capability, "ipc") == 0;
+    return strcmp(capability, "ipc") == 0 && zl_backend_has_ipc();
 }

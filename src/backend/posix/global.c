@@ -21,3 +21,8 @@ const char *zl_backend_name(void)
 {
     return ZL_BACKEND_NAME;
 }
+
+int zl_backend_has_ipc(void)
+{
+    return 1;
+}
