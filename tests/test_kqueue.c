@@ -351,6 +351,7 @@ START_TEST(listen_backlog_count)
 }
 END_TEST
 
+#ifdef EVFILT_USER
 /* EVFILT_USER: "NOTE_TRIGGER: Cause the event to be triggered", with
  * NOTE_FFCOPY/FFOR/FFAND on the low 24 bits of fflags, returned with the
  * event. With EV_CLEAR the trigger is reset once reported. */
@@ -412,6 +413,8 @@ START_TEST(user_trigger_wakes_a_waiter)
     close(kq);
 }
 END_TEST
+
+#endif /* EVFILT_USER */
 
 /* "When an error occurs while processing an element of the changelist and
  * there is enough room in the eventlist, then the event will be placed in
@@ -599,8 +602,10 @@ int main(void)
     tcase_add_test(tc, write_data_is_room_and_full_is_quiet);
     tcase_add_test(tc, read_and_write_are_separate_knotes);
     tcase_add_test(tc, listen_backlog_count);
+#ifdef EVFILT_USER
     tcase_add_test(tc, user_trigger_and_fflags);
     tcase_add_test(tc, user_trigger_wakes_a_waiter);
+#endif
     tcase_add_test(tc, change_errors);
     tcase_add_test(tc, close_removes_the_events);
     tcase_add_test(tc, timeout_bounds_the_wait);

@@ -86,7 +86,7 @@ static int filter_index(short filter)
         return FILTER_READ;
     case EVFILT_WRITE:
         return FILTER_WRITE;
-    case EVFILT_USER:
+    case ZL_KQEMU_EVFILT_USER:
         return FILTER_USER;
     default:
         return -1;
@@ -218,7 +218,7 @@ static bool evaluate(struct emu_kq *kq, struct knote *kn, struct kevent *out)
     out->flags = kn->kev.flags & (EV_ONESHOT | EV_CLEAR | EV_DISPATCH);
     out->fflags = 0;
     out->data = 0;
-    if (kn->kev.filter == EVFILT_USER) {
+    if (kn->kev.filter == ZL_KQEMU_EVFILT_USER) {
         out->fflags = kn->kev.fflags & NOTE_FFLAGSMASK;
         out->data = kn->kev.data;
         return kn->triggered;
@@ -418,7 +418,7 @@ static int collect(struct emu_kq *kq, struct kevent *out, int room)
             kn->enabled = false;
         if (kn->kev.flags & EV_CLEAR) {
             deactivate(kn);
-            if (kn->kev.filter == EVFILT_USER) {
+            if (kn->kev.filter == ZL_KQEMU_EVFILT_USER) {
                 kn->triggered = false;
                 kn->kev.fflags = 0;
             }

@@ -32,7 +32,13 @@ struct kevent {
 
 #define EVFILT_READ (-1)
 #define EVFILT_WRITE (-2)
-#define EVFILT_USER (-11)
+/* Defining ZLINK_KQUEUE_EMU_NO_EVFILT_USER hides EVFILT_USER, as on
+ * OpenBSD before 7.6 and NetBSD before 10, so that the backend's pipe wake
+ * runs too. */
+#define ZL_KQEMU_EVFILT_USER (-11)
+#ifndef ZLINK_KQUEUE_EMU_NO_EVFILT_USER
+#define EVFILT_USER ZL_KQEMU_EVFILT_USER
+#endif
 
 /* actions */
 #define EV_ADD 0x0001
