@@ -29,6 +29,17 @@
 
 /* ---- helpers ---- */
 
+static int tcp_connect(const struct sockaddr_in *addr)
+{
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    ck_assert_int_ge(fd, 0);
+    ck_assert_int_eq(connect(fd, (const struct sockaddr *)addr, sizeof *addr),
+                     0);
+    return fd;
+}
+
+#if defined(ZLINK_KQUEUE_EMULATION)
+
 static int new_kq(void)
 {
     int kq = kqueue();
@@ -86,17 +97,6 @@ static int tcp_listener(struct sockaddr_in *addr)
     ck_assert_int_eq(getsockname(fd, (struct sockaddr *)addr, &len), 0);
     return fd;
 }
-
-static int tcp_connect(const struct sockaddr_in *addr)
-{
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    ck_assert_int_ge(fd, 0);
-    ck_assert_int_eq(connect(fd, (const struct sockaddr *)addr, sizeof *addr),
-                     0);
-    return fd;
-}
-
-#if defined(ZLINK_KQUEUE_EMULATION)
 
 /* "EVFILT_READ ... data contains the number of bytes of protocol data
  * available to read." Without EV_CLEAR the event is level: reported on
