@@ -4,7 +4,7 @@
 # target a static libuv and Check cross-built from Debian's own source
 # packages (`apt-get source`, as ci/windows-deps.sh does for mingw).
 #
-#   ci/kqueue-cross-deps.sh [targets...]   prints the cache directory
+#   ci/kqueue-cross-deps.sh <zig targets...>   prints the cache directory
 #
 #   ZLINK_CROSS_CACHE   the cache (default: $HOME/.cache/zlink-kqueue-cross);
 #                       the dependencies are keyed on this script and
@@ -16,9 +16,11 @@ set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 CACHE=${ZLINK_CROSS_CACHE:-$HOME/.cache/zlink-kqueue-cross}
 TOOLCHAIN=$ROOT/cmake/zig-cross.cmake
-# 0.15.x ships the macOS, FreeBSD and NetBSD libc headers and stubs.
+# 0.15.x ships the macOS, FreeBSD and NetBSD libc headers and stubs (not
+# OpenBSD's).
 ZIG_SPEC='ziglang>=0.15,<0.16'
-TARGETS=${*:-aarch64-macos x86_64-macos x86_64-freebsd}
+# Given by ci/kqueue-cross.sh, so that its list is not part of the key.
+TARGETS=$*
 JOBS=$(nproc 2>/dev/null || echo 2)
 
 log() { printf '[kqueue-cross-deps] %s\n' "$*" >&2; }
@@ -162,6 +164,7 @@ build_deps() { # <target>
 main() {
     # Only the cache directory goes to stdout; everything else to stderr.
     exec 3>&1 1>&2
+    [ -n "$TARGETS" ] || die "no targets given"
     command -v python3 >/dev/null || apt_install python3
     apt_install cmake ninja-build
     mkdir -p "$CACHE"

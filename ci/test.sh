@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # ci/test.sh — installs what is missing (Debian 12), then builds and tests
 # zlink: gcc, ASan+UBSan, the kqueue backend on a test-only emulation,
-# kqueue cross builds for macOS and FreeBSD (compile and link only),
+# kqueue cross builds for macOS and the BSDs (compile and link only),
 # libFuzzer on the wire parsing, TSan on the "threads" tests, and Windows
 # if present.
 #
@@ -123,9 +123,10 @@ stage_kqueue() {
             -R '^test_(backend|kqueue|socket_pair)$')
 }
 
-# The kqueue build compiled for aarch64/x86_64 macOS and x86_64 FreeBSD
-# with zig, the library and every test linked (ci/kqueue-cross.sh; zig and
-# the cross-built libuv and Check are cached outside the repo).
+# The kqueue build compiled for aarch64/x86_64 macOS, x86_64 FreeBSD and
+# x86_64 NetBSD with zig, the library and every test linked
+# (ci/kqueue-cross.sh; zig and the cross-built libuv and Check are cached
+# outside the repo, in $HOME/.cache/zlink-kqueue-cross).
 stage_cross() {
     ci/kqueue-cross.sh
 }
@@ -215,7 +216,7 @@ for stage in $STAGES; do
     gcc) run_stage gcc "gcc RelWithDebInfo, all tests" ;;
     asan) run_stage asan "clang ASan+UBSan, all tests" ;;
     kqueue) run_stage kqueue "kqueue backend on the epoll emulation, ASan+UBSan, all tests" ;;
-    cross) run_stage cross "kqueue for macOS and FreeBSD with zig, compile and link" ;;
+    cross) run_stage cross "kqueue for macOS, FreeBSD, NetBSD with zig, compile and link" ;;
     fuzz) run_stage fuzz "clang libFuzzer + ASan+UBSan, tests/fuzz" ;;
     tsan) run_stage tsan "clang TSan, tests labelled threads" ;;
     windows)
