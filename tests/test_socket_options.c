@@ -476,6 +476,34 @@ START_TEST(last_endpoint_ipc_named)
 }
 END_TEST
 
+/* ipc runs where the system has AF_UNIX stream sockets (every POSIX
+ * system, Windows 10 1803 and later); elsewhere (Wine 8) zlink_has says
+ * so and bind and connect fail as libzmq's do for a transport it was
+ * built without. */
+START_TEST(ipc_only_where_af_unix)
+{
+    void *ctx = zt_ctx();
+    void *s = zt_socket(ctx, ZLINK_PAIR);
+    char ep[300];
+    zl_test_ipc_endpoint(ep, sizeof ep);
+    if (zlink_has("ipc")) {
+        zt_bind(s, ep);
+        void *peer = zt_socket(ctx, ZLINK_PAIR);
+        zt_connect(peer, ep);
+        zt_send_str(peer, "af_unix", 0);
+        zt_recv_str(s, "af_unix");
+        zt_close(peer);
+    } else {
+        fprintf(stderr, "ipc_only_where_af_unix: no AF_UNIX here\n");
+        zt_expect_errno(zlink_bind(s, ep), EPROTONOSUPPORT);
+        zt_expect_errno(zlink_connect(s, ep), EPROTONOSUPPORT);
+        zt_expect_errno(zlink_bind(s, "ipc://*"), EPROTONOSUPPORT);
+    }
+    zt_close(s);
+    zt_term(ctx);
+}
+END_TEST
+
 START_TEST(last_endpoint_inproc)
 {
     void *ctx = zt_ctx();
@@ -835,6 +863,7 @@ static Suite *options_suite(void)
     tcase_add_test(eps, last_endpoint_ipc_wildcard);
     tcase_add_test(eps, last_endpoint_ipc_named);
     tcase_add_test(eps, last_endpoint_inproc);
+    tcase_add_test(eps, ipc_only_where_af_unix);
     tcase_add_loop_test(eps, bad_endpoints_rejected, 0,
                         sizeof bad_endpoints / sizeof bad_endpoints[0]);
     tcase_add_test(eps, null_endpoints);

@@ -17,8 +17,9 @@ void zl_test_sleep_ms(int ms);
 void zl_test_ipc_endpoint(char *buf, size_t cap);
 /* True when running under Wine (tests skip what Wine cannot do). */
 bool zl_test_under_wine(void);
-/* True when ipc cases must be skipped: under Wine, which has no AF_UNIX.
- * Says so on stderr, once per process, naming the gap. */
+/* True when ipc cases must be skipped: the system has no AF_UNIX stream
+ * sockets (zlink_has("ipc") is 0: Windows before 10 1803, Wine 8). Says so
+ * on stderr, once per process, naming the gap. */
 bool zl_test_skip_ipc(void);
 
 #endif

@@ -59,6 +59,24 @@ static inline void zl_read_req_set(zl_read_req *req, const zl_iovec *iov, int n)
     }
 }
 
+/* A write as the readiness backends keep it in their op: where it has got
+ * to in the owner's iovec array, which is never modified. */
+typedef struct zl_write_req {
+    const zl_iovec *iov;
+    int count;
+    int index;     /* first iovec not fully written */
+    size_t offset; /* bytes of iov[index] already written */
+} zl_write_req;
+
+static inline void zl_write_req_set(zl_write_req *req, const zl_iovec *iov,
+                                    int n)
+{
+    req->iov = iov;
+    req->count = n;
+    req->index = 0;
+    req->offset = 0;
+}
+
 typedef void (*zl_op_cb)(zl_op *op, int status, size_t bytes);
 typedef void (*zl_timer_cb)(zl_timer *timer);
 typedef void (*zl_wake_cb)(void *arg);
@@ -193,5 +211,8 @@ int zl_backend_global_init(void);
 void zl_backend_global_term(void);
 /* Backend name: "epoll", "kqueue" or "iocp". */
 const char *zl_backend_name(void);
+/* 1 when the system has AF_UNIX stream sockets, which ipc runs on: every
+ * POSIX system, and Windows 10 1803 and later (not Wine 8). Any thread. */
+int zl_backend_has_ipc(void);
 
 #endif

@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include "backend.h"
 #include "zlink.h"
 
 int zlink_errno(void)
@@ -49,5 +50,5 @@ int zlink_has(const char *capability)
     if (strcmp(capability, "wss") == 0)
         return 1;
 #endif
-    return strcmp(capability, "ipc") == 0;
+    return strcmp(capability, "ipc") == 0 && zl_backend_has_ipc();
 }

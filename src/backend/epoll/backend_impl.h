@@ -17,14 +17,11 @@ struct zl_op_impl {
     int status;
     union {
         zl_read_req read;
-        struct {
-            const zl_iovec *iov; /* the owner's array, never modified */
-            int count;
-            int index;     /* first iovec not fully written */
-            size_t offset; /* bytes of iov[index] already written */
-        } write;
+        zl_write_req write;
     } req;
 };
+
+#define ZL_BACKEND_NAME "epoll"
 
 struct zl_signaler {
     int fd; /* eventfd */

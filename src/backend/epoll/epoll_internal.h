@@ -11,51 +11,12 @@
 
 #include "atomics.h"
 #include "backend.h"
+#include "link.h"
 #include "timer_heap.h"
 
-/* Read and write iovecs go to the kernel as they are (write.c continues a
- * slice from the owner's array, read.c passes the op's copy). */
-_Static_assert(sizeof(zl_iovec) == sizeof(struct iovec) &&
-                   offsetof(zl_iovec, base) ==
-                       offsetof(struct iovec, iov_base) &&
-                   offsetof(zl_iovec, len) == offsetof(struct iovec, iov_len),
-               "zl_iovec must match struct iovec");
-
+/* read.c passes the op's copy of the read iovecs to the kernel as they are
+ * (sendv.c checks that zl_iovec matches struct iovec). */
 enum { ZL_EPOLL_MAX_EVENTS = 256 };
-
-/* Intrusive circular list; a list is its sentinel node. A node that is in no
- * list points at itself, which makes removal idempotent. */
-struct zl_epoll_link {
-    struct zl_epoll_link *prev;
-    struct zl_epoll_link *next;
-};
-
-static inline void link_init(struct zl_epoll_link *node)
-{
-    node->prev = node;
-    node->next = node;
-}
-
-static inline bool link_linked(const struct zl_epoll_link *node)
-{
-    return node->next != node;
-}
-
-static inline void link_remove(struct zl_epoll_link *node)
-{
-    node->prev->next = node->next;
-    node->next->prev = node->prev;
-    link_init(node);
-}
-
-static inline void link_append(struct zl_epoll_link *list,
-                               struct zl_epoll_link *node)
-{
-    node->prev = list->prev;
-    node->next = list;
-    list->prev->next = node;
-    list->prev = node;
-}
 
 enum zl_epoll_kind { ZL_EPOLL_HANDLE, ZL_EPOLL_LISTENER };
 
@@ -63,7 +24,7 @@ enum zl_epoll_kind { ZL_EPOLL_HANDLE, ZL_EPOLL_LISTENER };
  * point at it. First member of both, so it is also what gets freed. */
 struct zl_epoll_io {
     zl_loop *loop;
-    struct zl_epoll_link link; /* ready list while open, closing list after */
+    struct zl_link link; /* ready list while open, closing list after */
     int fd;
     uint32_t refs; /* the owner's, plus one per queued completion */
     uint8_t kind;
@@ -75,8 +36,8 @@ struct zl_epoll_io {
 struct zl_handle {
     struct zl_epoll_io io;
     zl_op *read_op;
-    zl_op *write_op;                 /* the connect op while connecting */
-    struct zl_epoll_link write_link; /* in the loop's deferred writes */
+    zl_op *write_op;           /* the connect op while connecting */
+    struct zl_link write_link; /* in the loop's deferred writes */
     bool writable; /* no EAGAIN or partial write since the last EPOLLOUT */
     /* RDHUP, HUP or ERR seen: no further EPOLLIN edge will come, so a short
      * read must not mark the input drained or EOF would never be read. */
@@ -99,9 +60,9 @@ struct zl_loop {
     atomic_bool wake_pending;
     zl_wake_cb on_wake;
     void *wake_arg;
-    struct zl_epoll_link ready;   /* ios whose pending op can proceed now */
-    struct zl_epoll_link closing; /* closed ios waiting for their completions */
-    struct zl_epoll_link deferred_writes; /* handles, via write_link */
+    struct zl_link ready;   /* ios whose pending op can proceed now */
+    struct zl_link closing; /* closed ios waiting for their completions */
+    struct zl_link deferred_writes; /* handles, via write_link */
     zl_op *completed_head; /* FIFO of finished ops not yet dispatched */
     zl_op *completed_tail;
     struct zl_timer_heap timers;

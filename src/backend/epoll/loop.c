@@ -12,7 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
-static struct zl_epoll_io *io_of(struct zl_epoll_link *node)
+static struct zl_epoll_io *io_of(struct zl_link *node)
 {
     return (struct zl_epoll_io *)((char *)node -
                                   offsetof(struct zl_epoll_io, link));
@@ -82,7 +82,7 @@ void zl_epoll_ready_remove(struct zl_epoll_io *io)
  * others, so one busy peer cannot starve the rest. */
 static void run_ready(zl_loop *loop)
 {
-    struct zl_epoll_link batch;
+    struct zl_link batch;
     if (!link_linked(&loop->ready))
         return;
     batch.next = loop->ready.next;
@@ -243,7 +243,7 @@ void zl_epoll_write_defer(zl_handle *h)
         link_append(&h->io.loop->deferred_writes, &h->write_link);
 }
 
-static zl_handle *handle_of_write_link(struct zl_epoll_link *node)
+static zl_handle *handle_of_write_link(struct zl_link *node)
 {
     return (zl_handle *)((char *)node - offsetof(zl_handle, write_link));
 }

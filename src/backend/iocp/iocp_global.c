@@ -34,6 +34,35 @@ const char *zl_backend_name(void)
     return "iocp";
 }
 
+static INIT_ONCE ipc_once = INIT_ONCE_STATIC_INIT;
+static int has_ipc;
+
+static BOOL CALLBACK probe_af_unix(PINIT_ONCE once, PVOID param, PVOID *context)
+{
+    (void)once;
+    (void)param;
+    (void)context;
+    /* Windows 10 1803 added AF_UNIX; before it, and under Wine 8, socket()
+     * fails with WSAEAFNOSUPPORT. Asked of the system, not of its version
+     * number, so a Wine that gains AF_UNIX runs the ipc tests. */
+    WSADATA data;
+    if (WSAStartup(MAKEWORD(2, 2), &data) != 0)
+        return TRUE;
+    SOCKET s = socket(AF_UNIX, SOCK_STREAM, 0);
+    if (s != INVALID_SOCKET) {
+        has_ipc = 1;
+        closesocket(s);
+    }
+    WSACleanup();
+    return TRUE;
+}
+
+int zl_backend_has_ipc(void)
+{
+    InitOnceExecuteOnce(&ipc_once, probe_af_unix, NULL, NULL);
+    return has_ipc;
+}
+
 typedef ULONG(WINAPI *ntstatus_to_win32_fn)(LONG);
 
 static INIT_ONCE ntdll_once = INIT_ONCE_STATIC_INIT;

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <uv.h>
 
+#include "backend.h"
 #include "zlink.h"
 
 int zl_endpoint_split(const char *endpoint, zl_transport *transport,
@@ -25,7 +26,8 @@ int zl_endpoint_split(const char *endpoint, zl_transport *transport,
     size_t n = (size_t)(sep - endpoint);
     if (n == 3 && memcmp(endpoint, "tcp", 3) == 0)
         *transport = ZL_TRANSPORT_TCP;
-    else if (n == 3 && memcmp(endpoint, "ipc", 3) == 0)
+    else if (n == 3 && memcmp(endpoint, "ipc", 3) == 0 &&
+             zl_backend_has_ipc())
         *transport = ZL_TRANSPORT_IPC;
     else if (n == 6 && memcmp(endpoint, "inproc", 6) == 0)
         *transport = ZL_TRANSPORT_INPROC;

@@ -1,6 +1,6 @@
-/* slab.c — message pool slabs on Linux: 2 MiB aligned and marked for
- * transparent huge pages, which most distributions grant only on request
- * (THP "madvise" mode). */
+/* slab.c — message pool slabs on POSIX systems: 2 MiB aligned, and marked
+ * for transparent huge pages where the OS has them (Linux grants them in
+ * most distributions only on request, THP "madvise" mode). */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif

@@ -1,5 +1,5 @@
-/* os_poll.c — zl_os_poll on poll(2), for zlink_poll's raw file descriptors
- * and signaler fds. */
+/* os_poll.c — zl_os_poll on poll(2), shared by the POSIX backends (epoll,
+ * kqueue): zlink_poll's raw file descriptors and signaler fds. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif

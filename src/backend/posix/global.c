@@ -1,5 +1,5 @@
-/* global.c — process-wide set-up of the epoll backend: nothing to do, but
- * refcounted like the backends that need it. */
+/* global.c — process-wide set-up of the POSIX backends (epoll, kqueue):
+ * nothing to do, but refcounted like the backends that need it. */
 #include "atomics.h"
 #include "backend.h"
 
@@ -18,5 +18,10 @@ void zl_backend_global_term(void)
 
 const char *zl_backend_name(void)
 {
-    return "epoll";
+    return ZL_BACKEND_NAME;
+}
+
+int zl_backend_has_ipc(void)
+{
+    return 1;
 }

@@ -1,0 +1,93 @@
+/* socket.c — the socket details that differ between the kqueue systems:
+ * non-blocking and close-on-exec at creation where the OS can (SOCK_CLOEXEC,
+ * accept4), by fcntl where it cannot (macOS), and no SIGPIPE from a write
+ * to a closed peer (SO_NOSIGPIPE where there is no MSG_NOSIGNAL). */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include "kqueue_internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+/* macOS has no MSG_NOSIGNAL: the socket itself must not raise SIGPIPE. */
+static void no_sigpipe(int fd)
+{
+#if defined(SO_NOSIGPIPE) && !defined(MSG_NOSIGNAL)
+    int on = 1;
+    setsockopt(fd, SOL_SOCKET, SO_NOSIGPIPE, &on, sizeof on);
+#else
+    (void)fd;
+#endif
+}
+
+#ifndef SOCK_CLOEXEC
+/* Between socket() and this call another thread's fork+exec may inherit
+ * the descriptor; the OS gives no way to close that window. */
+static int set_cloexec_nonblock(int fd)
+{
+    int flags = fcntl(fd, F_GETFL);
+    if (fcntl(fd, F_SETFD, FD_CLOEXEC) != 0 || flags < 0 ||
+        fcntl(fd, F_SETFL, flags | O_NONBLOCK) != 0)
+        return -errno;
+    return 0;
+}
+#endif
+
+int zl_kq_socket(int family)
+{
+#ifdef SOCK_CLOEXEC
+    int fd = socket(family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return -errno;
+#else
+    int fd = socket(family, SOCK_STREAM, 0);
+    if (fd < 0)
+        return -errno;
+    int rc = set_cloexec_nonblock(fd);
+    if (rc != 0) {
+        close(fd);
+        return rc;
+    }
+#endif
+    no_sigpipe(fd);
+    return fd;
+}
+
+int zl_kq_accept(int listen_fd)
+{
+    for (;;) {
+#ifdef SOCK_CLOEXEC
+        int fd = accept4(listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+#else
+        int fd = accept(listen_fd, NULL, NULL);
+#endif
+        if (fd >= 0) {
+#ifndef SOCK_CLOEXEC
+            /* An accepted socket does not inherit O_NONBLOCK everywhere. */
+            int rc = set_cloexec_nonblock(fd);
+            if (rc != 0) {
+                close(fd);
+                return rc;
+            }
+#endif
+            no_sigpipe(fd);
+            return fd;
+        }
+        /* A connection reset while queued is not the listener's error;
+         * each retry consumes one queued connection, so this ends. */
+        if (errno != EINTR && errno != ECONNABORTED)
+            return -errno;
+    }
+}
+
+void zl_kq_set_nodelay(int fd, int family)
+{
+    int on = 1;
+    if (family == AF_INET || family == AF_INET6)
+        setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &on, sizeof on);
+}
