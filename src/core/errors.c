@@ -38,5 +38,9 @@ int zlink_has(const char *capability)
 {
     if (!capability)
         return 0;
+#if defined(ZLINK_HAVE_TLS)
+    if (strcmp(capability, "tls") == 0)
+        return 1;
+#endif
     return strcmp(capability, "ipc") == 0;
 }

@@ -6,6 +6,9 @@
 #include <string.h>
 
 #include "zlink.h"
+#if defined(ZLINK_HAVE_TLS)
+#include "transport/tls_config.h"
+#endif
 
 void zl_options_init(zl_options *o, int type)
 {
@@ -82,6 +85,9 @@ int zl_options_copy(zl_options *dst, const zl_options *src)
     /* Until copied, dst must not share src's ids: a failure below frees
      * what dst holds. */
     dst->routing_id = dst->connect_routing_id = NULL;
+#if defined(ZLINK_HAVE_TLS)
+    dst->tls = zl_tls_settings_ref(src->tls);
+#endif
     if (copy_blob(&dst->routing_id, src->routing_id) != 0 ||
         copy_blob(&dst->connect_routing_id, src->connect_routing_id) != 0) {
         zl_options_destroy(dst);
@@ -95,6 +101,10 @@ void zl_options_destroy(zl_options *o)
 {
     free(o->routing_id);
     o->routing_id = NULL;
+#if defined(ZLINK_HAVE_TLS)
+    zl_tls_settings_unref(o->tls);
+    o->tls = NULL;
+#endif
     zl_options_consume_connect_id(o);
 }
 
@@ -208,6 +218,10 @@ int zl_options_set(zl_options *o, int option, const void *val, size_t len)
     case ZLINK_CONNECT_ROUTING_ID:
         return set_blob(&o->connect_routing_id, val, len);
     default:
+#if defined(ZLINK_HAVE_TLS)
+        if (zl_tls_is_option(option))
+            return zl_tls_option_set(&o->tls, option, val, len);
+#endif
         errno = ENOTSUP;
         return -1;
     }
@@ -272,6 +286,10 @@ int zl_options_get(const zl_options *o, int option, void *val, size_t *len)
         return 0;
     }
     default:
+#if defined(ZLINK_HAVE_TLS)
+        if (zl_tls_is_option(option))
+            return zl_tls_option_get(o->tls, option, val, len);
+#endif
         errno = ENOTSUP;
         return -1;
     }

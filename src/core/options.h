@@ -28,6 +28,9 @@ typedef struct zl_options {
      * each carry two 256-byte ids. */
     zl_blob *routing_id;         /* ZLINK_ROUTING_ID: what we announce */
     zl_blob *connect_routing_id; /* consumed by the next connect */
+    /* ZLINK_TLS_*: NULL until one is set or a tls endpoint is used;
+     * shared, refcounted, by the sessions made with it (tls_config.h). */
+    struct zl_tls_settings *tls;
 } zl_options;
 
 void zl_options_init(zl_options *o, int type);

@@ -18,6 +18,7 @@
 #include "transport/address.h"
 #include "transport/inproc.h"
 #include "transport/listener.h"
+#include "transport/stream.h"
 
 zl_socket *zl_socket_from_handle(void *handle)
 {
@@ -804,15 +805,15 @@ int zlink_bind(void *handle, const char *endpoint)
     }
     zl_addr addr;
     char tmpdir[300] = "";
-    int rc = transport == ZL_TRANSPORT_TCP
+    int rc = zl_transport_is_tcp(transport)
                  ? zl_tcp_resolve(rest, true, s->options.ipv6, &addr)
                  : zl_ipc_resolve(rest, true, &addr, tmpdir, sizeof tmpdir);
-    if (rc != 0)
+    if (rc != 0 || zl_stream_prepare(&s->options, transport, true) != 0)
         return -1;
     zl_io_thread *thread = zl_ctx_choose_thread(s->ctx);
     zl_listener_object *listener;
     char resolved[300];
-    if (zl_listener_object_create(s, thread, &addr, tmpdir, resolved,
+    if (zl_listener_object_create(s, thread, &addr, transport, tmpdir, resolved,
                                   sizeof resolved, &listener) != 0) {
         int err = errno;
         zl_monitor_event(s, ZLINK_EVENT_BIND_FAILED, (uint64_t)err, endpoint);
@@ -847,10 +848,10 @@ int zlink_connect(void *handle, const char *endpoint)
         return add_endpoint(s, endpoint, endpoint, NULL, ours);
     }
     zl_addr addr;
-    int rc = transport == ZL_TRANSPORT_TCP
+    int rc = zl_transport_is_tcp(transport)
                  ? zl_tcp_resolve(rest, false, s->options.ipv6, &addr)
                  : zl_ipc_resolve(rest, false, &addr, NULL, 0);
-    if (rc != 0)
+    if (rc != 0 || zl_stream_prepare(&s->options, transport, false) != 0)
         return -1;
     zl_io_thread *thread = zl_ctx_choose_thread(s->ctx);
     size_t pipes_before = s->pipe_count;
@@ -877,7 +878,8 @@ static bool is_wildcard(const char *endpoint)
 {
     if (strcmp(endpoint, "ipc://*") == 0)
         return true;
-    if (strncmp(endpoint, "tcp://", 6) != 0)
+    if (strncmp(endpoint, "tcp://", 6) != 0 &&
+        strncmp(endpoint, "tls://", 6) != 0)
         return false;
     const char *port = strrchr(endpoint, ':');
     return port && (strcmp(port, ":*") == 0 || strcmp(port, ":0") == 0);

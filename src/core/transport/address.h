@@ -11,13 +11,27 @@
 typedef enum zl_transport {
     ZL_TRANSPORT_TCP,
     ZL_TRANSPORT_IPC,
-    ZL_TRANSPORT_INPROC
+    ZL_TRANSPORT_INPROC,
+    ZL_TRANSPORT_TLS /* tcp addresses, a TLS stream */
 } zl_transport;
+
+/* The transports that bind and connect tcp addresses ("host:port"). */
+static inline bool zl_transport_is_tcp(zl_transport t)
+{
+    return t == ZL_TRANSPORT_TCP || t == ZL_TRANSPORT_TLS;
+}
+
+/* The scheme of an endpoint of transport t ("tcp", "tls", …). */
+const char *zl_transport_scheme(zl_transport t);
 
 /* Splits "proto://rest". -1 with errno EINVAL (malformed) or
  * EPROTONOSUPPORT (unknown protocol). */
 int zl_endpoint_split(const char *endpoint, zl_transport *transport,
                       const char **rest);
+
+/* The host of "host:port" or "[v6]:port" into buf (without brackets);
+ * -1 when it does not fit or there is no port. */
+int zl_tcp_host(const char *hostport, char *buf, size_t cap);
 
 /* "host:port", "*:port", "[v6]:port", "host:*"; hostnames go through
  * getaddrinfo. for_bind allows "*" as host and port. -1 with errno EINVAL
@@ -27,8 +41,8 @@ int zl_tcp_resolve(const char *hostport, bool for_bind, bool ipv6,
 
 /* "path", "@abstract", or "*" (for_bind: a fresh temporary directory; its
  * path is written into tmpdir, else tmpdir is set to ""). */
-int zl_ipc_resolve(const char *path, bool for_bind, zl_addr *out,
-                   char *tmpdir, size_t tmpdir_cap);
+int zl_ipc_resolve(const char *path, bool for_bind, zl_addr *out, char *tmpdir,
+                   size_t tmpdir_cap);
 
 /* The "tcp://1.2.3.4:5" or "ipc://path" form of an address. */
 int zl_addr_format(const zl_addr *addr, char *buf, size_t cap);

@@ -7,6 +7,10 @@
 #include <string.h>
 
 #include "transport/address.h"
+#if defined(ZLINK_HAVE_TLS)
+#include "transport/tls_config.h"
+#include "transport/tls_stream.h"
+#endif
 
 static zl_stream *plain_create(zl_handle *handle)
 {
@@ -17,6 +21,43 @@ static zl_stream *plain_create(zl_handle *handle)
     }
     s->handle = handle;
     return s;
+}
+
+#if defined(ZLINK_HAVE_TLS)
+/* TLS over the plain stream of the handle; the client checks the host it
+ * was asked to connect to. */
+static zl_stream *tls_create(zl_loop *loop, zl_handle *handle,
+                             const char *hostport, const zl_options *options,
+                             bool connecting)
+{
+    char host[256];
+    if (connecting && zl_tcp_host(hostport, host, sizeof host) != 0)
+        return NULL;
+    zl_stream *lower = plain_create(handle);
+    if (!lower)
+        return NULL;
+    int err = 0;
+    zl_stream *s = zl_tls_stream_create(loop, lower, options, connecting,
+                                        connecting ? host : NULL, &err);
+    if (!s) {
+        free(lower); /* the handle stays the caller's */
+        errno = err;
+    }
+    return s;
+}
+#endif
+
+int zl_stream_prepare(zl_options *options, int transport, bool server)
+{
+#if defined(ZLINK_HAVE_TLS)
+    if (transport == ZL_TRANSPORT_TLS)
+        return zl_tls_settings_prepare(&options->tls, server);
+#else
+    (void)options;
+    (void)transport;
+    (void)server;
+#endif
+    return 0;
 }
 
 zl_stream *zl_stream_create(zl_loop *loop, zl_handle *handle,
@@ -34,6 +75,10 @@ zl_stream *zl_stream_create(zl_loop *loop, zl_handle *handle,
     case ZL_TRANSPORT_TCP:
     case ZL_TRANSPORT_IPC:
         return plain_create(handle);
+#if defined(ZLINK_HAVE_TLS)
+    case ZL_TRANSPORT_TLS:
+        return tls_create(loop, handle, rest, options, connecting);
+#endif
     default:
         errno = EPROTONOSUPPORT;
         return NULL;

@@ -55,6 +55,11 @@ zl_stream *zl_stream_create(zl_loop *loop, zl_handle *handle,
                             const char *endpoint, const zl_options *options,
                             bool connecting);
 
+/* What a transport needs from the socket's options before a bind or
+ * connect (TLS: certificates parsed once, shared by the connections).
+ * 0, or -1 with errno (EINVAL: they are unusable). */
+int zl_stream_prepare(zl_options *options, int transport, bool server);
+
 /* Starts the transport's handshake; false when it has none (the stream is
  * ready at once and op is never completed). */
 static inline bool zl_stream_handshake(zl_stream *s, zl_op *op)
