@@ -15,7 +15,8 @@ export ZLINK_BUILD_ROOT=$BUILD_ROOT
 STAGES=${ZLINK_CI_STAGES:-gcc asan fuzz tsan windows}
 
 DEPS=(build-essential cmake ninja-build pkg-config libuv1-dev check
-      libzmq3-dev clang libclang-rt-14-dev git ca-certificates)
+      libzmq3-dev clang libclang-rt-14-dev git ca-certificates
+      libmbedtls-dev openssl stunnel4)
 
 installed() {
     dpkg -s "$1" 2>/dev/null | grep -q '^Status: install ok installed'
