@@ -10,6 +10,7 @@
 #include <zlink.h>
 
 #include <mbedtls/ssl.h>
+#include <mbedtls/version.h>
 
 #include "raw_socket.h"
 #include "testutil.h"

@@ -14,6 +14,7 @@
 #include <zlink.h>
 
 #include <mbedtls/ssl.h>
+#include <mbedtls/version.h>
 
 static void set_env_option(void *s, const char *name, int option)
 {
@@ -28,7 +29,7 @@ static void set_env_option(void *s, const char *name, int option)
 int main(int argc, char **argv)
 {
     if (argc == 2 && strcmp(argv[1], "features") == 0) {
-#if defined(MBEDTLS_SSL_PROTO_TLS1_3)
+#if defined(MBEDTLS_SSL_PROTO_TLS1_3) && MBEDTLS_VERSION_NUMBER >= 0x03020000
         printf("tls1.3 yes\n");
 #else
         printf("tls1.3 no\n");

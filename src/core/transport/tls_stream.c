@@ -415,7 +415,7 @@ static void step_handshake(tls_stream *t)
         return;
     }
     t->handshake_done = true;
-#if defined(MBEDTLS_SSL_PROTO_TLS1_3)
+#if defined(MBEDTLS_SSL_PROTO_TLS1_3) && MBEDTLS_VERSION_NUMBER >= 0x03020000
     t->tls13 =
         mbedtls_ssl_get_version_number(&t->ssl) == MBEDTLS_SSL_VERSION_TLS1_3;
 #endif

@@ -43,7 +43,7 @@ int zl_tls_load_system_store(mbedtls_x509_crt *ca)
         /* A positive count means some certificates were skipped: the
          * rest still serve. */
         if (mbedtls_x509_crt_parse_file(ca, bundles[i]) >= 0 &&
-            ca->version != 0)
+            ca->raw.p != NULL)
             return 0;
     }
     return -1;
