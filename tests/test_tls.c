@@ -40,7 +40,7 @@ static char *read_file(const char *path)
     static char buf[16384];
     size_t n = fread(buf, 1, sizeof buf - 1, f);
     fclose(f);
-    buf[n] = '\0';
+    buf[n < 0 ? 0 : n] = '\0';
     char *copy = malloc(n + 1);
     ck_assert_ptr_nonnull(copy);
     memcpy(copy, buf, n + 1);
@@ -151,7 +151,7 @@ static void recv_str(void *s, const char *want)
     char buf[256];
     int n = zlink_recv(s, buf, sizeof buf - 1, 0);
     ck_assert_msg(n >= 0, "recv failed: %s", zlink_strerror(zlink_errno()));
-    buf[n] = '\0';
+    buf[n < 0 ? 0 : n] = '\0';
     ck_assert_str_eq(buf, want);
 }
 

@@ -109,8 +109,8 @@ static void apply_tls_env(void *socket)
                {"ZLINK_PEER_TLS_HOSTNAME", ZLINK_TLS_HOSTNAME}};
     for (size_t i = 0; i < sizeof env / sizeof env[0]; i++) {
         const char *value = getenv(env[i].name);
-        if (value && zlink_setsockopt(socket, env[i].option, value,
-                                      strlen(value)) != 0)
+        if (value &&
+            zlink_setsockopt(socket, env[i].option, value, strlen(value)) != 0)
             fail_zmq(env[i].name);
     }
 }

@@ -577,7 +577,8 @@ static void probe(tls_stream *t)
     }
     /* Idle: the ciphertext buffer goes back to the pool until data
      * comes. A record begun in it was already taken by mbedTLS. */
-    release_in(t);
+    if (!t->lower_read_pending)
+        release_in(t);
     read_lower(t, true);
 }
 

@@ -4,8 +4,9 @@
 #include "tls_internal.h"
 
 #if defined(_WIN32)
-#include <wincrypt.h>
 #include <windows.h>
+/* wincrypt.h needs windows.h first. */
+#include <wincrypt.h>
 
 int zl_tls_load_system_store(mbedtls_x509_crt *ca)
 {
