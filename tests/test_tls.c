@@ -40,7 +40,7 @@ static char *read_file(const char *path)
     static char buf[16384];
     size_t n = fread(buf, 1, sizeof buf - 1, f);
     fclose(f);
-    buf[n < 0 ? 0 : n] = '\0';
+    buf[n] = '\0';
     char *copy = malloc(n + 1);
     ck_assert_ptr_nonnull(copy);
     memcpy(copy, buf, n + 1);
