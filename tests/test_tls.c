@@ -373,9 +373,14 @@ START_TEST(every_socket_type)
                 n = zlink_recv(p.client, buf, sizeof buf, 0);
             }
             ck_assert_int_eq(n, 5);
-            while (zlink_recv(p.client, buf, sizeof buf, 0) >= 0)
-                ;
+            /* Every "hello" still on its way comes before this one. */
             set_int(p.client, ZLINK_RCVTIMEO, WAIT_MS);
+            send_str(p.server, "sync", 0);
+            do {
+                n = zlink_recv(p.client, buf, sizeof buf - 1, 0);
+                ck_assert_int_ge(n, 0);
+                buf[n < 0 ? 0 : n] = '\0';
+            } while (strcmp(buf, "sync") != 0);
             exchange(p.server, p.client, false, NULL, NULL);
         } else if (server == ZLINK_ROUTER) {
             char id[256];
