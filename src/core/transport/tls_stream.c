@@ -30,6 +30,7 @@
 /* Ciphertext handed to one lower write: four full records. */
 #define CIPHER_OUT_CAP (4 * RECORD_ROOM)
 
+#define TLS_ALERT_RECORD 21
 #define TLS_HANDSHAKE_RECORD 22
 
 /* Why a TLS stream ended, when it was not a plain close. */
@@ -223,8 +224,9 @@ static bool check_records(tls_stream *t, const uint8_t *p, size_t n)
         if (!t->first_byte_seen) {
             t->first_byte_seen = true;
             /* A plaintext peer (a ZMTP greeting starts 0xFF) or anything
-             * else that does not open with a handshake record. */
-            if (*p != TLS_HANDSHAKE_RECORD) {
+             * else that opens with neither a handshake record nor an alert
+             * (a TLS server refusing our hello). */
+            if (*p != TLS_HANDSHAKE_RECORD && *p != TLS_ALERT_RECORD) {
                 protocol_failure(t, ZLINK_PROTOCOL_ERROR_TLS_NOT_TLS);
                 return false;
             }
