@@ -361,6 +361,9 @@ static void on_lower_write(zl_op *op, int status, size_t bytes)
     if (status != 0)
         set_failure(t, status, 0, 0);
     pump(t);
+    /* Nothing more to send: an idle connection keeps no output buffer. */
+    if (!t->closing && !t->write_op && !t->lower_write_pending)
+        release_out(t);
 }
 
 /* Reads ciphertext: into the buffer, or a probe while there is none and
