@@ -9,6 +9,7 @@
 #include <string.h>
 #include <zlink.h>
 
+#include <mbedtls/pk.h>
 #include <mbedtls/ssl.h>
 #include <mbedtls/version.h>
 
@@ -924,6 +925,151 @@ START_TEST(valid_records_bad_zmtp)
 }
 END_TEST
 
+/* ---- hostile servers: the zlink client's side ---- */
+
+/* A listening raw socket on 127.0.0.1; its port in *port. */
+static raw_fd raw_listen(int *port)
+{
+    raw_fd fd = socket(AF_INET, SOCK_STREAM, IPPROTO_TCP);
+    ck_assert(fd != RAW_INVALID);
+    struct sockaddr_in addr;
+    memset(&addr, 0, sizeof addr);
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ck_assert_int_eq(bind(fd, (struct sockaddr *)&addr, sizeof addr), 0);
+    ck_assert_int_eq(listen(fd, 4), 0);
+    socklen_t len = sizeof addr;
+    ck_assert_int_eq(getsockname(fd, (struct sockaddr *)&addr, &len), 0);
+    *port = ntohs(addr.sin_port);
+    return fd;
+}
+
+static raw_fd raw_accept(raw_fd listener)
+{
+    ck_assert(raw_readable(listener, WAIT_MS));
+    raw_fd fd = accept(listener, NULL, NULL);
+    ck_assert(fd != RAW_INVALID);
+    return fd;
+}
+
+/* A zlink DEALER connecting to a raw server, watched by a monitor. */
+typedef struct hostile_server {
+    void *ctx, *dealer, *monitor;
+    raw_fd listener, conn;
+} hostile_server;
+
+static void hostile_server_open(hostile_server *h)
+{
+    h->ctx = zlink_ctx_new();
+    h->dealer = socket_of(h->ctx, ZLINK_DEALER);
+    client_trust(h->dealer, "root.pem");
+    h->monitor = open_monitor(h->ctx, h->dealer, "inproc://hostile-server");
+    int port;
+    h->listener = raw_listen(&port);
+    char endpoint[64];
+    snprintf(endpoint, sizeof endpoint, "tls://127.0.0.1:%d", port);
+    ck_assert_int_eq(zlink_connect(h->dealer, endpoint), 0);
+    h->conn = raw_accept(h->listener);
+}
+
+static void hostile_server_close(hostile_server *h)
+{
+    if (h->conn != RAW_INVALID)
+        raw_close(h->conn);
+    raw_close(h->listener);
+    zlink_close(h->monitor);
+    zlink_close(h->dealer);
+    zlink_ctx_term(h->ctx);
+}
+
+/* What the client sends first (its ClientHello) is read and ignored. */
+static void server_answers(const void *bytes, size_t len, bool then_close,
+                           uint32_t want)
+{
+    hostile_server h;
+    hostile_server_open(&h);
+    /* All of it: a close with unread bytes would be a reset. */
+    uint8_t hello[5 + 65536];
+    ck_assert(raw_recv_exact(h.conn, hello, 5, WAIT_MS));
+    ck_assert_int_eq(hello[0], 0x16);
+    ck_assert(raw_recv_exact(h.conn, hello + 5,
+                             (size_t)hello[3] << 8 | hello[4], WAIT_MS));
+    raw_send(h.conn, bytes, len);
+    if (then_close) {
+        raw_close(h.conn);
+        h.conn = RAW_INVALID;
+    }
+    expect_event(h.monitor, ZLINK_EVENT_HANDSHAKE_FAILED_PROTOCOL, want);
+    if (h.conn != RAW_INVALID)
+        ck_assert(raw_closed_by_peer(h.conn, WAIT_MS));
+    hostile_server_close(&h);
+}
+
+START_TEST(client_refuses_hostile_servers)
+{
+    static const char http[] = "HTTP/1.1 200 OK\r\n\r\n";
+    server_answers(http, sizeof http - 1, false,
+                   ZLINK_PROTOCOL_ERROR_TLS_NOT_TLS);
+    uint8_t oversized[5] = {0x16, 0x03, 0x03, 0xff, 0xff};
+    server_answers(oversized, sizeof oversized, false,
+                   ZLINK_PROTOCOL_ERROR_TLS_OVERSIZED_RECORD);
+    uint8_t cut[5 + 10] = {0x16, 0x03, 0x03, 0x01, 0x00, 0x02};
+    server_answers(cut, sizeof cut, true, ZLINK_PROTOCOL_ERROR_TLS_TRUNCATED);
+}
+END_TEST
+
+#if defined(MBEDTLS_SSL_RENEGOTIATION)
+/* A real TLS server that asks the zlink client to renegotiate. */
+START_TEST(client_refuses_renegotiation)
+{
+    hostile_server h;
+    hostile_server_open(&h);
+    mbedtls_ssl_config conf;
+    mbedtls_ssl_context ssl;
+    mbedtls_x509_crt crt;
+    mbedtls_pk_context key;
+    mbedtls_ssl_config_init(&conf);
+    mbedtls_ssl_init(&ssl);
+    mbedtls_x509_crt_init(&crt);
+    mbedtls_pk_init(&key);
+    ck_assert_int_eq(
+        mbedtls_x509_crt_parse_file(&crt, cert("server-chain.pem")), 0);
+#if MBEDTLS_VERSION_NUMBER >= 0x03000000
+    ck_assert_int_eq(mbedtls_pk_parse_keyfile(&key, cert("server.key"), NULL,
+                                              zl_tls_random, NULL),
+                     0);
+#else
+    ck_assert_int_eq(mbedtls_pk_parse_keyfile(&key, cert("server.key"), NULL),
+                     0);
+#endif
+    ck_assert_int_eq(mbedtls_ssl_config_defaults(&conf, MBEDTLS_SSL_IS_SERVER,
+                                                 MBEDTLS_SSL_TRANSPORT_STREAM,
+                                                 MBEDTLS_SSL_PRESET_DEFAULT),
+                     0);
+    mbedtls_ssl_conf_rng(&conf, zl_tls_random, NULL);
+    ck_assert_int_eq(mbedtls_ssl_conf_own_cert(&conf, &crt, &key), 0);
+    mbedtls_ssl_conf_renegotiation(&conf, MBEDTLS_SSL_RENEGOTIATION_ENABLED);
+#if MBEDTLS_VERSION_NUMBER >= 0x03000000
+    mbedtls_ssl_conf_max_tls_version(&conf, MBEDTLS_SSL_VERSION_TLS1_2);
+#endif
+    ck_assert_int_eq(mbedtls_ssl_setup(&ssl, &conf), 0);
+    mbedtls_ssl_set_bio(&ssl, &h.conn, raw_bio_send, raw_bio_recv, NULL);
+    int rc = mbedtls_ssl_handshake(&ssl);
+    ck_assert_msg(rc == 0, "test server handshake: -0x%x", -rc);
+    /* Sends a HelloRequest; the client must not go along. */
+    mbedtls_ssl_renegotiate(&ssl);
+    expect_event(h.monitor, ZLINK_EVENT_HANDSHAKE_FAILED_PROTOCOL,
+                 ZLINK_PROTOCOL_ERROR_TLS_RENEGOTIATION);
+    ck_assert(raw_closed_by_peer(h.conn, WAIT_MS));
+    mbedtls_ssl_free(&ssl);
+    mbedtls_ssl_config_free(&conf);
+    mbedtls_x509_crt_free(&crt);
+    mbedtls_pk_free(&key);
+    hostile_server_close(&h);
+}
+END_TEST
+#endif
+
 static Suite *tls_suite(void)
 {
     Suite *s = suite_create("tls");
@@ -957,6 +1103,10 @@ static Suite *tls_suite(void)
 #endif
     tcase_add_test(hostile_input, bad_records_after_handshake);
     tcase_add_test(hostile_input, valid_records_bad_zmtp);
+    tcase_add_test(hostile_input, client_refuses_hostile_servers);
+#if defined(MBEDTLS_SSL_RENEGOTIATION)
+    tcase_add_test(hostile_input, client_refuses_renegotiation);
+#endif
     suite_add_tcase(s, hostile_input);
     return s;
 }
