@@ -17,6 +17,9 @@
 #                                   (64, 256 KiB)
 #   bench/run.sh --ws               zlink ws beside zlink tcp (PAIR, PUBSUB;
 #                                   64 B, 1 KiB, 64 KiB): ws / tcp per cell
+#   bench/run.sh --tls              zlink tls against zlink tcp and libzmq
+#                                   CURVE (PAIR, DEALER_ROUTER; 64 B, 1 KiB,
+#                                   64 KiB), and handshakes per second
 #   bench/run.sh --full --report    all of the above, then RESULTS.md + SVG
 #   bench/run.sh --report-only      rewrite RESULTS.md + SVG from the last
 #                                   run's bench/results/ (no new runs)
@@ -47,6 +50,8 @@ DO_IDLE=0
 DO_TRIE=0
 DO_LOOPBACK=0
 DO_WS=0
+DO_TLS=0
+HANDSHAKES=300
 DO_REPORT=0
 REPORT_ONLY=0
 PATTERNS_OVERRIDE=""
@@ -69,6 +74,7 @@ while (($#)); do
     --trie) DO_TRIE=1 ;;
     --loopback) DO_LOOPBACK=1 ;;
     --ws) DO_WS=1 ;;
+    --tls) DO_TLS=1 ;;
     --report) DO_REPORT=1 ;;
     --report-only) REPORT_ONLY=1 ;;
     --conns) CONNS=$2; shift ;;
@@ -91,7 +97,7 @@ if ((DO_REPORT)); then
     MATRIX=${MATRIX:-full}
     DO_SYSCALLS=1 DO_CALLGRIND=1 DO_IDLE=1 DO_TRIE=1 DO_LOOPBACK=1
 fi
-if [[ -z $MATRIX ]] && ((!DO_SYSCALLS && !DO_CALLGRIND && !DO_IDLE && !DO_TRIE && !DO_LOOPBACK && !DO_WS)); then
+if [[ -z $MATRIX ]] && ((!DO_SYSCALLS && !DO_CALLGRIND && !DO_IDLE && !DO_TRIE && !DO_LOOPBACK && !DO_WS && !DO_TLS)); then
     MATRIX=quick
 fi
 ((RUNS >= 1)) || { echo "run.sh: --runs must be at least 1" >&2; exit 2; }
@@ -652,6 +658,97 @@ run_trie() {
     } >"$RESULTS/trie.md"
 }
 
+# ---- encryption: zlink tls, libzmq CURVE -----------------------------------
+
+# Medians of $RUNS alternating runs per cell (zlink tcp, zlink tls, libzmq
+# curve), then connections per second; certificates from
+# tests/tls/make_certs.sh. Writes tls.csv and tls.md.
+run_tls() {
+    local certs=$RESULTS/tls-certs raw=$RESULTS/tls_runs.csv md=$RESULTS/tls.md
+    sh "$ROOT/tests/tls/make_certs.sh" "$certs" >/dev/null
+    export ZLINK_BENCH_TLS_CERTS=$certs
+    local cpu_aes=no mbed_aesni=no
+    grep -qw aes /proc/cpuinfo 2>/dev/null && cpu_aes=yes
+    grep -qs '^#define MBEDTLS_AESNI_C' /usr/include/mbedtls/config.h \
+        /usr/include/mbedtls/mbedtls_config.h && mbed_aesni=yes
+    echo "== tls: zlink tls / zlink tcp / libzmq curve ($RUNS runs each;" \
+        "CPU AES: $cpu_aes, mbedTLS AESNI_C: $mbed_aesni)"
+    echo "pattern,size,cell,run,msg_s" >"$raw"
+    local pattern size run cell lib transport line
+    for pattern in PAIR DEALER_ROUTER; do
+        for size in 64 1024 65536; do
+            for ((run = 1; run <= RUNS; run++)); do
+                for cell in zlink:tcp zlink:tls libzmq:curve; do
+                    lib=${cell%%:*} transport=${cell#*:}
+                    line=$(timeout "$TIMEOUT" "$BIN_DIR/zlink_bench_$lib" \
+                        --pattern "$pattern" --transport "$transport" \
+                        --size "$size" --count "$(count_for "$size" 1)" --csv |
+                        grep "^$lib,thr," || true)
+                    IFS=, read -r _ _ _ _ _ _ _ status _ msg_s _ <<<"$line"
+                    [[ ${status:-} == OK ]] || msg_s=""
+                    echo "$pattern,$size,$cell,$run,$msg_s" >>"$raw"
+                    printf '  %-13s %-13s %6s run %d: %s msg/s\n' "$pattern" \
+                        "$cell" "$size" "$run" "${msg_s:-FAILED}"
+                done
+            done
+        done
+    done
+    local hs=$RESULTS/tls_handshakes.csv
+    : >"$hs"
+    for ((run = 1; run <= RUNS; run++)); do
+        for cell in zlink:tcp zlink:tls libzmq:curve; do
+            lib=${cell%%:*} transport=${cell#*:}
+            line=$(timeout "$TIMEOUT" "$BIN_DIR/zlink_bench_$lib" \
+                --handshakes "$HANDSHAKES" --transport "$transport" --csv |
+                grep "^$lib,handshakes," || true)
+            IFS=, read -r _ _ _ _ _ _ _ status _ msg_s _ <<<"$line"
+            [[ ${status:-} == OK ]] || msg_s=""
+            echo "$cell,$run,$msg_s" >>"$hs"
+            printf '  handshakes    %-13s run %d: %s /s\n' "$cell" "$run" \
+                "${msg_s:-FAILED}"
+        done
+    done
+    {
+        echo "\`$COMMAND\` at $COMMIT, $STARTED: medians of $RUNS runs, msg/s."
+        echo "CPU AES instructions: $cpu_aes; mbedTLS built with AESNI_C: $mbed_aesni."
+        echo
+        echo "| pattern | size | zlink tcp | zlink tls | libzmq curve | tls / curve | tls / tcp |"
+        echo "| --- | ---: | ---: | ---: | ---: | ---: | ---: |"
+        awk -F, 'NR > 1 && $5 != "" { v[$1 "," $2 "," $3] = v[$1 "," $2 "," $3] " " $5; keys[$1 "," $2] = 1 }
+            function median(list,   a, n, i, j, t) {
+                n = split(list, a, " ")
+                for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++)
+                    if (a[j] + 0 < a[i] + 0) { t = a[i]; a[i] = a[j]; a[j] = t }
+                return n ? (n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2) : 0
+            }
+            END {
+                split("PAIR DEALER_ROUTER", pats, " "); split("64 1024 65536", sizes, " ")
+                for (p = 1; p <= 2; p++) for (z = 1; z <= 3; z++) {
+                    k = pats[p] "," sizes[z]
+                    if (!(k in keys)) continue
+                    tcp = median(v[k ",zlink:tcp"]); tls = median(v[k ",zlink:tls"])
+                    cur = median(v[k ",libzmq:curve"])
+                    printf "| %s | %s | %.0f | %.0f | %.0f | %s | %s |\n", pats[p], sizes[z], tcp, tls, cur,
+                        (cur > 0 ? sprintf("%.2fx", tls / cur) : "-"), (tcp > 0 ? sprintf("%.0f%%", 100 * tls / tcp) : "-")
+                }
+            }' "$raw"
+        echo
+        echo "Connections per second ($HANDSHAKES DEALERs in turn: connect, handshake, one message, close):"
+        echo
+        echo "| zlink tcp | zlink tls | libzmq curve |"
+        echo "| ---: | ---: | ---: |"
+        awk -F, '$3 != "" { v[$1] = v[$1] " " $3 }
+            function median(list,   a, n, i, j, t) {
+                n = split(list, a, " ")
+                for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++)
+                    if (a[j] + 0 < a[i] + 0) { t = a[i]; a[i] = a[j]; a[j] = t }
+                return n ? (n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2) : 0
+            }
+            END { printf "| %.0f | %.0f | %.0f |\n", median(v["zlink:tcp"]), median(v["zlink:tls"]), median(v["libzmq:curve"]) }' "$hs"
+    } >"$md"
+    cat "$md"
+}
+
 # ---- plain loopback --------------------------------------------------------
 
 # The large-message cells beside plain write/read loops with no library:
@@ -802,6 +899,7 @@ fi
 ((DO_TRIE)) && run_trie
 ((DO_LOOPBACK)) && run_loopback
 ((DO_WS)) && run_ws_vs_tcp
+((DO_TLS)) && run_tls
 ((DO_REPORT)) && write_report
 rm -f "$RESULTS/last_stderr.txt"
 if [[ -s $FAILURES ]]; then

@@ -63,10 +63,13 @@ static const char *const pattern_names[PAT_COUNT] = {
     "PAIR",          "PUBSUB",        "DEALER_DEALER",
     "DEALER_ROUTER", "ROUTER_ROUTER", "ROUTER_ROUTER_POLL"};
 
-/* ws runs where the library has it (zlink; libzmq only in a draft build). */
-enum transport { TR_TCP, TR_IPC, TR_INPROC, TR_WS, TR_COUNT };
-static const char *const transport_names[TR_COUNT] = {"tcp", "ipc", "inproc",
-                                                      "ws"};
+/* tls: zlink's TLS (certificates from $ZLINK_BENCH_TLS_CERTS, as
+ * tests/tls/make_certs.sh makes them); curve: libzmq's CURVE over tcp, the
+ * encryption a libzmq user has; ws where the library has it (zlink; libzmq
+ * only in a draft build). Each is UNSUPPORTED where it is missing. */
+enum transport { TR_TCP, TR_IPC, TR_INPROC, TR_TLS, TR_CURVE, TR_WS, TR_COUNT };
+static const char *const transport_names[TR_COUNT] = {"tcp", "ipc",   "inproc",
+                                                      "tls", "curve", "ws"};
 
 /* Message markers, in the first byte of every payload. */
 #define MARK_WARMUP 'W'
@@ -93,6 +96,7 @@ struct config {
     long conns;
     int io_threads;
     long stall_ms;
+    long handshakes; /* > 0: connections per second, this many */
 };
 
 /* Everything the two threads of a cell share. */
@@ -146,12 +150,13 @@ static void usage(void)
             "[--count C] [--warmup W] [--latency] [--csv] [--header]\n"
             "       zlink_bench_%s ... --burst N [--pause-us P] (default 5)\n"
             "       zlink_bench_%s --idle-memory [--conns N] [--csv]\n"
+            "       zlink_bench_%s --handshakes N --transport T [--csv]\n"
             "  P: PAIR PUBSUB DEALER_DEALER DEALER_ROUTER ROUTER_ROUTER "
             "ROUTER_ROUTER_POLL\n"
-            "  T: tcp ipc inproc\n"
+            "  T: tcp ipc inproc tls curve\n"
             "  other: --io-threads N (default 1), --stall-ms MS (default "
             "10000)\n",
-            LIB_NAME, LIB_NAME, LIB_NAME);
+            LIB_NAME, LIB_NAME, LIB_NAME, LIB_NAME);
     exit(2);
 }
 
@@ -258,6 +263,9 @@ static void parse_args(int argc, char **argv, struct config *cfg)
             cfg->header = true;
         } else if (strcmp(a, "--idle-memory") == 0) {
             cfg->idle_memory = true;
+        } else if (strcmp(a, "--handshakes") == 0 && v) {
+            cfg->handshakes = atol(v);
+            i++;
         } else {
             usage();
         }
@@ -269,6 +277,11 @@ static void parse_args(int argc, char **argv, struct config *cfg)
     }
     if (cfg->header && cfg->pattern == PAT_COUNT)
         return;
+    if (cfg->handshakes > 0) {
+        if (cfg->transport == TR_COUNT)
+            usage();
+        return;
+    }
     if (cfg->pattern == PAT_COUNT || cfg->transport == TR_COUNT ||
         cfg->size == 0)
         usage();
@@ -469,12 +482,83 @@ static void *open_socket(struct cell *c, int type, int hwm)
     return s;
 }
 
+/* ---- encryption: zlink TLS, libzmq CURVE ---- */
+
+/* A transport this build does not have: reported as such, not failed. */
+static void unsupported_transport(const struct config *cfg)
+{
+    printf("%s,%s,%s,%s,%zu,0,0,UNSUPPORTED:transport,,,,,,,\n", LIB_NAME,
+           cfg->handshakes > 0 ? "handshakes" : "thr",
+           cfg->pattern < PAT_COUNT ? pattern_names[cfg->pattern] : "-",
+           transport_names[cfg->transport], cfg->size);
+    exit(0);
+}
+
+#if defined(BENCH_ZLINK) && defined(ZLINK_TLS_CERT)
+static void set_tls_file(void *s, int option, const char *name)
+{
+    const char *dir = getenv("ZLINK_BENCH_TLS_CERTS");
+    if (!dir)
+        die("tls needs ZLINK_BENCH_TLS_CERTS (tests/tls/make_certs.sh DIR)");
+    char path[1024];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    set_bytes(s, option, path);
+}
+#endif
+
+#if !defined(BENCH_ZLINK)
+static char curve_server_public[41], curve_server_secret[41];
+static char curve_client_public[41], curve_client_secret[41];
+#endif
+
+/* The bound side is the server (TLS certificate, CURVE server key); the
+ * connecting side verifies it. */
+static void secure_sockets(const struct config *cfg, void *binder,
+                           void *connecter)
+{
+    if (cfg->transport == TR_TLS) {
+#if defined(BENCH_ZLINK) && defined(ZLINK_TLS_CERT)
+        set_tls_file(binder, ZLINK_TLS_CERT, "server-chain.pem");
+        set_tls_file(binder, ZLINK_TLS_KEY, "server.key");
+        set_tls_file(connecter, ZLINK_TLS_CA, "root.pem");
+        set_bytes(connecter, ZLINK_TLS_HOSTNAME, "localhost");
+#else
+        (void)binder;
+        (void)connecter;
+        unsupported_transport(cfg);
+#endif
+    } else if (cfg->transport == TR_CURVE) {
+#if !defined(BENCH_ZLINK)
+        if (!curve_server_public[0] &&
+            (zmq_curve_keypair(curve_server_public, curve_server_secret) != 0 ||
+             zmq_curve_keypair(curve_client_public, curve_client_secret) != 0))
+            unsupported_transport(cfg);
+        set_int(binder, ZMQ_CURVE_SERVER, 1);
+        set_bytes(binder, ZMQ_CURVE_SECRETKEY, curve_server_secret);
+        set_bytes(connecter, ZMQ_CURVE_SERVERKEY, curve_server_public);
+        set_bytes(connecter, ZMQ_CURVE_PUBLICKEY, curve_client_public);
+        set_bytes(connecter, ZMQ_CURVE_SECRETKEY, curve_client_secret);
+#else
+        unsupported_transport(cfg);
+#endif
+    }
+}
+
+static bool tcp_like(enum transport t)
+{
+    return t == TR_TCP || t == TR_TLS || t == TR_CURVE || t == TR_WS;
+}
+
 static void make_endpoint(struct cell *c)
 {
     static int seq;
     switch (c->cfg->transport) {
     case TR_TCP:
+    case TR_CURVE:
         snprintf(c->endpoint, sizeof c->endpoint, "tcp://127.0.0.1:*");
+        break;
+    case TR_TLS:
+        snprintf(c->endpoint, sizeof c->endpoint, "tls://127.0.0.1:*");
         break;
     case TR_IPC:
         snprintf(c->endpoint, sizeof c->endpoint,
@@ -557,10 +641,11 @@ static void setup_cell(struct cell *c)
      * does. */
     void *binder = receiver_type == ZMQ_SUB ? c->sender : c->receiver;
     void *connecter = binder == c->sender ? c->receiver : c->sender;
+    secure_sockets(cfg, binder, connecter);
     make_endpoint(c);
     if (zmq_bind(binder, c->endpoint) != 0)
         die("zmq_bind(%s): %s", c->endpoint, zmq_strerror(zmq_errno()));
-    if (cfg->transport == TR_TCP || cfg->transport == TR_WS) {
+    if (tcp_like(cfg->transport)) {
         size_t len = sizeof c->endpoint;
         if (zmq_getsockopt(binder, ZMQ_LAST_ENDPOINT, c->endpoint, &len) != 0)
             die("zmq_getsockopt(LAST_ENDPOINT): %s", zmq_strerror(zmq_errno()));
@@ -1265,6 +1350,55 @@ static int run_idle_memory(struct config *cfg)
     return strcmp(status, "OK") == 0 ? 0 : 1;
 }
 
+/* Connections per second: a ROUTER binds, and each of n DEALERs in turn
+ * connects, completes its handshake (TLS or CURVE, then ZMTP), carries one
+ * message to the ROUTER and closes. */
+static int run_handshakes(const struct config *cfg)
+{
+    void *ctx = zmq_ctx_new();
+    if (!ctx)
+        die("zmq_ctx_new: %s", zmq_strerror(zmq_errno()));
+    void *router = zmq_socket(ctx, ZMQ_ROUTER);
+    set_int(router, ZMQ_LINGER, 0);
+    set_int(router, ZMQ_RCVTIMEO, 10000);
+    void *probe = zmq_socket(ctx, ZMQ_DEALER);
+    secure_sockets(cfg, router, probe);
+    zmq_close(probe);
+    struct cell c = {.cfg = cfg};
+    make_endpoint(&c);
+    if (zmq_bind(router, c.endpoint) != 0)
+        die("zmq_bind(%s): %s", c.endpoint, zmq_strerror(zmq_errno()));
+    size_t len = sizeof c.endpoint;
+    zmq_getsockopt(router, ZMQ_LAST_ENDPOINT, c.endpoint, &len);
+    double start = now_s();
+    long done = 0;
+    for (; done < cfg->handshakes; done++) {
+        void *dealer = zmq_socket(ctx, ZMQ_DEALER);
+        set_int(dealer, ZMQ_LINGER, 0);
+        /* Only the server's key matters to the router's side of CURVE,
+         * which any client key satisfies. */
+        void *spare = zmq_socket(ctx, ZMQ_DEALER);
+        secure_sockets(cfg, spare, dealer);
+        zmq_close(spare);
+        if (zmq_connect(dealer, c.endpoint) != 0)
+            die("zmq_connect: %s", zmq_strerror(zmq_errno()));
+        zmq_send(dealer, "h", 1, 0);
+        char id[256], body[8];
+        if (zmq_recv(router, id, sizeof id, 0) < 0 ||
+            zmq_recv(router, body, sizeof body, 0) != 1)
+            break;
+        zmq_close(dealer);
+    }
+    double elapsed = now_s() - start;
+    const char *status = done == cfg->handshakes ? "OK" : "FAILED";
+    printf("%s,handshakes,DEALER_ROUTER,%s,0,%ld,%ld,%s,%.3f,%.1f,,,,,\n",
+           LIB_NAME, transport_names[cfg->transport], cfg->handshakes, done,
+           status, elapsed, done / elapsed);
+    zmq_close(router);
+    zmq_ctx_term(ctx);
+    return done == cfg->handshakes ? 0 : 1;
+}
+
 int main(int argc, char **argv)
 {
     struct config cfg;
@@ -1276,6 +1410,8 @@ int main(int argc, char **argv)
     signal(SIGPIPE, SIG_IGN);
     if (cfg.idle_memory)
         return run_idle_memory(&cfg);
+    if (cfg.handshakes > 0)
+        return run_handshakes(&cfg);
     if (cfg.header)
         print_header();
 

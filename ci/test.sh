@@ -19,7 +19,7 @@ STAGES=${ZLINK_CI_STAGES:-gcc asan kqueue cross fuzz tsan windows pedantic}
 
 DEPS=(build-essential cmake ninja-build pkg-config libuv1-dev check
       libzmq3-dev clang libclang-rt-14-dev git ca-certificates
-      libwslay-dev libmbedtls-dev
+      libwslay-dev libmbedtls-dev openssl stunnel4
       python3 python3-venv python3-pip file dpkg-dev)
 
 installed() {

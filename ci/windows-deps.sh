@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# windows-deps.sh — cross-builds zlink's Windows dependencies (libuv, Check)
+# windows-deps.sh — cross-builds zlink's Windows dependencies (libuv, Check,
+# mbedTLS)
 # with mingw-w64 from Debian's own source packages, into a cache outside git.
 #
 #   ci/windows-deps.sh            build unless the cache is already complete
@@ -15,7 +16,7 @@ set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 DEPS=${ZLINK_DEPS_DIR:-$HOME/.cache/zlink-win-deps}
 TOOLCHAIN=$ROOT/cmake/mingw-w64-x86_64.cmake
-SOURCE_PACKAGES="libuv1 check"
+SOURCE_PACKAGES="libuv1 check mbedtls"
 JOBS=$(nproc 2>/dev/null || echo 2)
 
 log() { printf '[windows-deps] %s\n' "$*" >&2; }
@@ -26,7 +27,8 @@ stamp_key() {
 
 cache_complete() {
     [ "$(cat "$DEPS/.stamp" 2>/dev/null)" = "$(stamp_key)" ] &&
-        [ -f "$DEPS/include/uv.h" ] && [ -f "$DEPS/include/check.h" ]
+        [ -f "$DEPS/include/uv.h" ] && [ -f "$DEPS/include/check.h" ] &&
+        [ -f "$DEPS/include/mbedtls/ssl.h" ]
 }
 
 apt_install() {
@@ -103,6 +105,18 @@ build_check() {
     cmake --install "$build" >>"$build.log" 2>&1
 }
 
+# Static libraries with mbedTLS's own default configuration (Debian's build
+# adds pthread locking, which zlink does not need: its random generator
+# has its own lock).
+build_mbedtls() {
+    local src=$1 build=$2
+    configure "$src" "$build" -DENABLE_PROGRAMS=OFF -DENABLE_TESTING=OFF \
+        -DUSE_STATIC_MBEDTLS_LIBRARY=ON -DUSE_SHARED_MBEDTLS_LIBRARY=OFF \
+        -DMBEDTLS_FATAL_WARNINGS=OFF
+    build "$build"
+    cmake --install "$build" >>"$build.log" 2>&1
+}
+
 main() {
     if cache_complete; then
         log "cache up to date: $DEPS"
@@ -125,6 +139,8 @@ main() {
     build_libuv "$(ls -d "$WORK"/libuv1-*/ | head -1)" "$WORK/build-uv"
     log "building Check"
     build_check "$(ls -d "$WORK"/check-*/ | head -1)" "$WORK/build-check"
+    log "building mbedTLS"
+    build_mbedtls "$(ls -d "$WORK"/mbedtls-*/ | head -1)" "$WORK/build-mbedtls"
 
     stamp_key >"$DEPS/.stamp"
     log "done: $DEPS"

@@ -245,6 +245,43 @@ ZLINK_EXPORT int zlink_msg_get(const zlink_msg_t *msg, int property);
  * 403. Setting it again replaces the list; it applies to later binds. */
 #define ZLINK_WS_ALLOWED_ORIGINS 1020
 
+/* TLS (tls://host:port), zlink's own options (zlink_has("tls") says
+ * whether they are built in). Strings are set with their length (a
+ * trailing NUL is allowed) and read back NUL-terminated, "" when unset;
+ * an empty value unsets. They take effect at the next zlink_bind or
+ * zlink_connect, which read the files and parse the PEM then: a
+ * certificate, key or CA that cannot be loaded, a server without a
+ * certificate and key, or a verifying client with neither a CA nor a
+ * system trust store makes bind/connect fail with EINVAL. */
+/* string: PEM file of our certificate chain (leaf first). Required on a
+ * server, optional on a client (for REQUIRE_CLIENT_CERT servers). */
+#define ZLINK_TLS_CERT 1000
+/* string: PEM file of the private key of ZLINK_TLS_CERT. */
+#define ZLINK_TLS_KEY 1001
+/* string: password of an encrypted ZLINK_TLS_KEY / _KEY_PEM; unset. */
+#define ZLINK_TLS_KEY_PASSWORD 1002
+/* string: PEM file of the CAs that verify the peer. Unset: the system's
+ * trust store (the ca-certificates bundle on Debian, the ROOT store on
+ * Windows). */
+#define ZLINK_TLS_CA 1003
+/* string: as ZLINK_TLS_CERT, KEY and CA, the PEM text itself, for
+ * applications that embed their certificates. A file and PEM text of the
+ * same kind given together are both loaded (CA), or refused (key). */
+#define ZLINK_TLS_CERT_PEM 1004
+#define ZLINK_TLS_KEY_PEM 1005
+#define ZLINK_TLS_CA_PEM 1006
+/* int, default 1: verify the peer's chain against the CAs, and on a client
+ * the server's name too. 0 accepts any peer: only for tests. */
+#define ZLINK_TLS_VERIFY 1007
+/* string: the name a client sends (SNI) and checks the server's
+ * certificate against; unset: the endpoint's host. mbedTLS matches an
+ * IP address as text against the certificate's DNS names and CN. */
+#define ZLINK_TLS_HOSTNAME 1008
+/* int, default 0, server: ask every client for a certificate, refuse
+ * those without one and (with ZLINK_TLS_VERIFY) those the CAs do not
+ * verify. */
+#define ZLINK_TLS_REQUIRE_CLIENT_CERT 1009
+
 /* Send/recv flags. */
 #define ZLINK_DONTWAIT 1
 #define ZLINK_SNDMORE 2
@@ -275,7 +312,28 @@ ZLINK_EXPORT int zlink_msg_get(const zlink_msg_t *msg, int property);
 #define ZLINK_PROTOCOL_ERROR_ZMTP_MALFORMED_COMMAND_READY 0x10000016
 #define ZLINK_PROTOCOL_ERROR_ZMTP_INVALID_METADATA 0x10000018
 #define ZLINK_PROTOCOL_ERROR_ZMTP_MECHANISM_MISMATCH 0x11000002
+/* ws://, wss://: a bad HTTP upgrade or WebSocket frame, as libzmq. */
 #define ZLINK_PROTOCOL_ERROR_WS_UNSPECIFIED 0x30000000
+/* tls://: why the TLS layer failed (HANDSHAKE_FAILED_PROTOCOL). */
+#define ZLINK_PROTOCOL_ERROR_TLS_UNSPECIFIED 0x40000000
+#define ZLINK_PROTOCOL_ERROR_TLS_NOT_TLS 0x40000001    /* e.g. plaintext ZMTP */
+/* A malformed record, or one whose MAC does not check. */
+#define ZLINK_PROTOCOL_ERROR_TLS_BAD_RECORD 0x40000002
+#define ZLINK_PROTOCOL_ERROR_TLS_OVERSIZED_RECORD 0x40000003
+#define ZLINK_PROTOCOL_ERROR_TLS_TRUNCATED 0x40000004 /* ended mid-record */
+#define ZLINK_PROTOCOL_ERROR_TLS_RENEGOTIATION 0x40000005
+/* No common version or cipher suite, an unexpected message, … */
+#define ZLINK_PROTOCOL_ERROR_TLS_HANDSHAKE 0x40000006
+#define ZLINK_PROTOCOL_ERROR_TLS_ALERT 0x40000007 /* peer's fatal alert */
+
+/* tls://: why the peer was not accepted (HANDSHAKE_FAILED_AUTH). */
+#define ZLINK_TLS_AUTH_CERT_UNTRUSTED 0x41000001 /* chain does not verify */
+#define ZLINK_TLS_AUTH_HOSTNAME_MISMATCH 0x41000002
+#define ZLINK_TLS_AUTH_CERT_EXPIRED 0x41000003 /* or not yet valid */
+#define ZLINK_TLS_AUTH_NO_PEER_CERT 0x41000004 /* required, none sent */
+/* The peer refused our certificate (a certificate alert). */
+#define ZLINK_TLS_AUTH_PEER_REJECTED 0x41000005
+#define ZLINK_TLS_AUTH_CERT_INVALID 0x41000006 /* any other defect */
 
 ZLINK_EXPORT void *zlink_socket(void *context, int type);
 ZLINK_EXPORT int zlink_close(void *socket);

@@ -42,6 +42,10 @@ int zlink_has(const char *capability)
 {
     if (!capability)
         return 0;
+#if defined(ZLINK_HAVE_TLS)
+    if (strcmp(capability, "tls") == 0)
+        return 1;
+#endif
 #if defined(ZLINK_WITH_WS)
     if (strcmp(capability, "ws") == 0)
         return 1;

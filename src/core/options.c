@@ -6,6 +6,9 @@
 #include <string.h>
 
 #include "zlink.h"
+#if defined(ZLINK_HAVE_TLS)
+#include "transport/tls_config.h"
+#endif
 
 void zl_options_init(zl_options *o, int type)
 {
@@ -84,6 +87,9 @@ int zl_options_copy(zl_options *dst, const zl_options *src)
      * what dst holds. */
     dst->routing_id = dst->connect_routing_id = NULL;
     dst->ws_allowed_origins = NULL;
+#if defined(ZLINK_HAVE_TLS)
+    dst->tls = zl_tls_settings_ref(src->tls);
+#endif
     if (copy_blob(&dst->routing_id, src->routing_id) != 0 ||
         copy_blob(&dst->connect_routing_id, src->connect_routing_id) != 0 ||
         (src->ws_allowed_origins &&
@@ -101,6 +107,10 @@ void zl_options_destroy(zl_options *o)
     o->routing_id = NULL;
     free(o->ws_allowed_origins);
     o->ws_allowed_origins = NULL;
+#if defined(ZLINK_HAVE_TLS)
+    zl_tls_settings_unref(o->tls);
+    o->tls = NULL;
+#endif
     zl_options_consume_connect_id(o);
 }
 
@@ -256,6 +266,10 @@ int zl_options_set(zl_options *o, int option, const void *val, size_t len)
     case ZLINK_WS_ALLOWED_ORIGINS:
         return set_string(&o->ws_allowed_origins, val, len, ZL_WS_ORIGINS_MAX);
     default:
+#if defined(ZLINK_HAVE_TLS)
+        if (zl_tls_is_option(option))
+            return zl_tls_option_set(&o->tls, option, val, len);
+#endif
         errno = ENOTSUP;
         return -1;
     }
@@ -333,6 +347,10 @@ int zl_options_get(const zl_options *o, int option, void *val, size_t *len)
         return 0;
     }
     default:
+#if defined(ZLINK_HAVE_TLS)
+        if (zl_tls_is_option(option))
+            return zl_tls_option_get(o->tls, option, val, len);
+#endif
         errno = ENOTSUP;
         return -1;
     }

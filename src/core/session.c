@@ -261,12 +261,11 @@ static bool start_engine_on(zl_session *s, zl_stream *stream)
 
 static bool start_engine(zl_session *s, zl_handle *h, bool connecting)
 {
+    /* The stream takes the handle, and closes it if it cannot be made. */
     zl_stream *stream = zl_stream_create(s->base.thread->loop, h, s->endpoint,
                                          &s->options, connecting);
-    if (!stream) {
-        zl_handle_close(h);
+    if (!stream)
         return false;
-    }
     return start_engine_on(s, stream);
 }
 

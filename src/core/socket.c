@@ -18,6 +18,7 @@
 #include "transport/address.h"
 #include "transport/inproc.h"
 #include "transport/listener.h"
+#include "transport/stream.h"
 #if defined(ZLINK_WITH_WS)
 #include "transport/ws_listener.h"
 #include "transport/ws_stream.h"
@@ -810,7 +811,9 @@ int zlink_bind(void *handle, const char *endpoint)
     if (transport == ZL_TRANSPORT_WS || transport == ZL_TRANSPORT_WSS) {
         zl_listener_object *routed;
         char ws_resolved[300];
-        if (zl_ws_bind(s, transport == ZL_TRANSPORT_WSS, rest, ws_resolved,
+        /* wss: the port copies the socket's TLS settings when it opens. */
+        if (zl_stream_prepare(&s->options, transport, true) != 0 ||
+            zl_ws_bind(s, transport == ZL_TRANSPORT_WSS, rest, ws_resolved,
                        sizeof ws_resolved, &routed) != 0) {
             int err = errno;
             zl_monitor_event(s, ZLINK_EVENT_BIND_FAILED, (uint64_t)err,
@@ -827,15 +830,15 @@ int zlink_bind(void *handle, const char *endpoint)
 #endif
     zl_addr addr;
     char tmpdir[300] = "";
-    int rc = transport == ZL_TRANSPORT_TCP
+    int rc = zl_transport_is_tcp(transport)
                  ? zl_tcp_resolve(rest, true, s->options.ipv6, &addr)
                  : zl_ipc_resolve(rest, true, &addr, tmpdir, sizeof tmpdir);
-    if (rc != 0)
+    if (rc != 0 || zl_stream_prepare(&s->options, transport, true) != 0)
         return -1;
     zl_io_thread *thread = zl_ctx_choose_thread(s->ctx);
     zl_listener_object *listener;
     char resolved[300];
-    if (zl_listener_object_create(s, thread, &addr, tmpdir, resolved,
+    if (zl_listener_object_create(s, thread, &addr, transport, tmpdir, resolved,
                                   sizeof resolved, &listener) != 0) {
         int err = errno;
         zl_monitor_event(s, ZLINK_EVENT_BIND_FAILED, (uint64_t)err, endpoint);
@@ -880,10 +883,10 @@ int zlink_connect(void *handle, const char *endpoint)
             rc = zl_tcp_resolve(hostport, false, s->options.ipv6, &addr);
     } else
 #endif
-        rc = transport == ZL_TRANSPORT_TCP
+        rc = zl_transport_is_tcp(transport)
                  ? zl_tcp_resolve(rest, false, s->options.ipv6, &addr)
                  : zl_ipc_resolve(rest, false, &addr, NULL, 0);
-    if (rc != 0)
+    if (rc != 0 || zl_stream_prepare(&s->options, transport, false) != 0)
         return -1;
     zl_io_thread *thread = zl_ctx_choose_thread(s->ctx);
     size_t pipes_before = s->pipe_count;
@@ -912,6 +915,8 @@ static bool is_wildcard(const char *endpoint)
         return true;
     const char *hostport;
     if (strncmp(endpoint, "tcp://", 6) == 0)
+        hostport = endpoint + 6;
+    else if (strncmp(endpoint, "tls://", 6) == 0)
         hostport = endpoint + 6;
     else if (strncmp(endpoint, "ws://", 5) == 0)
         hostport = endpoint + 5;

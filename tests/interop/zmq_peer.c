@@ -103,6 +103,32 @@ static void set_int(void *socket, int option, int value, const char *name)
         fail_zmq(name);
 }
 
+#if defined(ZLINK_PEER) && defined(ZLINK_TLS_CERT)
+/* The zlink build speaks tls:// too (ci's stunnel checks): its options come
+ * from ZLINK_PEER_TLS_CERT, _KEY, _CA and _HOSTNAME. */
+static void apply_tls_env(void *socket)
+{
+    static const struct {
+        const char *name;
+        int option;
+    } env[] = {{"ZLINK_PEER_TLS_CERT", ZLINK_TLS_CERT},
+               {"ZLINK_PEER_TLS_KEY", ZLINK_TLS_KEY},
+               {"ZLINK_PEER_TLS_CA", ZLINK_TLS_CA},
+               {"ZLINK_PEER_TLS_HOSTNAME", ZLINK_TLS_HOSTNAME}};
+    for (size_t i = 0; i < sizeof env / sizeof env[0]; i++) {
+        const char *value = getenv(env[i].name);
+        if (value &&
+            zlink_setsockopt(socket, env[i].option, value, strlen(value)) != 0)
+            fail_zmq(env[i].name);
+    }
+}
+#else
+static void apply_tls_env(void *socket)
+{
+    (void)socket;
+}
+#endif
+
 static void open_socket(struct peer *p, const char *mode, const char *endpoint)
 {
     p->ctx = zmq_ctx_new();
@@ -114,6 +140,7 @@ static void open_socket(struct peer *p, const char *mode, const char *endpoint)
     set_int(p->socket, ZMQ_RCVTIMEO, TIMEOUT_MS, "ZMQ_RCVTIMEO");
     set_int(p->socket, ZMQ_SNDTIMEO, TIMEOUT_MS, "ZMQ_SNDTIMEO");
     set_int(p->socket, ZMQ_LINGER, LINGER_MS, "ZMQ_LINGER");
+    apply_tls_env(p->socket);
     if (p->type == ZMQ_ROUTER) {
         /* An unknown routing id must be an error we can retry, not a
          * silent drop. */

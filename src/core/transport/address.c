@@ -26,11 +26,14 @@ int zl_endpoint_split(const char *endpoint, zl_transport *transport,
     size_t n = (size_t)(sep - endpoint);
     if (n == 3 && memcmp(endpoint, "tcp", 3) == 0)
         *transport = ZL_TRANSPORT_TCP;
-    else if (n == 3 && memcmp(endpoint, "ipc", 3) == 0 &&
-             zl_backend_has_ipc())
+    else if (n == 3 && memcmp(endpoint, "ipc", 3) == 0 && zl_backend_has_ipc())
         *transport = ZL_TRANSPORT_IPC;
     else if (n == 6 && memcmp(endpoint, "inproc", 6) == 0)
         *transport = ZL_TRANSPORT_INPROC;
+#if defined(ZLINK_HAVE_TLS)
+    else if (n == 3 && memcmp(endpoint, "tls", 3) == 0)
+        *transport = ZL_TRANSPORT_TLS;
+#endif
 #if defined(ZLINK_WITH_WS)
     else if (n == 2 && memcmp(endpoint, "ws", 2) == 0)
         *transport = ZL_TRANSPORT_WS;
@@ -44,6 +47,42 @@ int zl_endpoint_split(const char *endpoint, zl_transport *transport,
         return -1;
     }
     *rest = sep + 3;
+    return 0;
+}
+
+const char *zl_transport_scheme(zl_transport t)
+{
+    switch (t) {
+    case ZL_TRANSPORT_IPC:
+        return "ipc";
+    case ZL_TRANSPORT_INPROC:
+        return "inproc";
+    case ZL_TRANSPORT_TLS:
+        return "tls";
+    case ZL_TRANSPORT_WS:
+        return "ws";
+    case ZL_TRANSPORT_WSS:
+        return "wss";
+    case ZL_TRANSPORT_TCP:
+    default:
+        return "tcp";
+    }
+}
+
+int zl_tcp_host(const char *hostport, char *buf, size_t cap)
+{
+    const char *colon = strrchr(hostport, ':');
+    size_t n = colon ? (size_t)(colon - hostport) : 0;
+    if (n >= 2 && hostport[0] == '[' && hostport[n - 1] == ']') {
+        hostport++;
+        n -= 2;
+    }
+    if (!colon || n >= cap) {
+        errno = EINVAL;
+        return -1;
+    }
+    memcpy(buf, hostport, n);
+    buf[n] = '\0';
     return 0;
 }
 

@@ -12,14 +12,28 @@ typedef enum zl_transport {
     ZL_TRANSPORT_TCP,
     ZL_TRANSPORT_IPC,
     ZL_TRANSPORT_INPROC,
+    ZL_TRANSPORT_TLS, /* tcp addresses, a TLS stream */
     ZL_TRANSPORT_WS, /* "ws://host:port[/path]": tcp under a WebSocket */
     ZL_TRANSPORT_WSS /* the same over TLS */
 } zl_transport;
+
+/* The transports that bind and connect tcp addresses ("host:port"). */
+static inline bool zl_transport_is_tcp(zl_transport t)
+{
+    return t == ZL_TRANSPORT_TCP || t == ZL_TRANSPORT_TLS;
+}
+
+/* The scheme of an endpoint of transport t ("tcp", "tls", …). */
+const char *zl_transport_scheme(zl_transport t);
 
 /* Splits "proto://rest". -1 with errno EINVAL (malformed) or
  * EPROTONOSUPPORT (unknown protocol). */
 int zl_endpoint_split(const char *endpoint, zl_transport *transport,
                       const char **rest);
+
+/* The host of "host:port" or "[v6]:port" into buf (without brackets);
+ * -1 when it does not fit or there is no port. */
+int zl_tcp_host(const char *hostport, char *buf, size_t cap);
 
 /* "host:port", "*:port", "[v6]:port", "host:*"; hostnames go through
  * getaddrinfo. for_bind allows "*" as host and port. -1 with errno EINVAL

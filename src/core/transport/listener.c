@@ -228,9 +228,9 @@ static const zl_io_object_ops listener_ops = {
 };
 
 int zl_listener_object_create(zl_socket *socket, zl_io_thread *thread,
-                              const zl_addr *addr, const char *ipc_tmpdir,
-                              char *endpoint_out, size_t endpoint_cap,
-                              zl_listener_object **out)
+                              const zl_addr *addr, zl_transport transport,
+                              const char *ipc_tmpdir, char *endpoint_out,
+                              size_t endpoint_cap, zl_listener_object **out)
 {
     zl_listener_object *l = calloc(1, sizeof *l);
     if (!l || zl_options_copy(&l->options, &socket->options) != 0) {
@@ -260,6 +260,9 @@ int zl_listener_object_create(zl_socket *socket, zl_io_thread *thread,
     if (zl_listener_local_addr(l->listener, &bound) != 0)
         bound = *addr;
     zl_addr_format(&bound, l->endpoint, sizeof l->endpoint);
+    /* Accepted sessions take their stream (TLS or none) from this name. */
+    if (transport == ZL_TRANSPORT_TLS)
+        memcpy(l->endpoint, zl_transport_scheme(transport), 3);
     snprintf(endpoint_out, endpoint_cap, "%s", l->endpoint);
     if (ipc_tmpdir)
         snprintf(l->ipc_tmpdir, sizeof l->ipc_tmpdir, "%s", ipc_tmpdir);

@@ -8,6 +8,7 @@
 #include "backend.h"
 #include "io_thread.h"
 #include "options.h"
+#include "transport/address.h"
 
 struct zl_socket;
 struct zl_session;
@@ -18,9 +19,9 @@ typedef struct zl_listener_object zl_listener_object;
  * zlink_bind; the object starts accepting at PLUG. Writes the resolved
  * endpoint into endpoint_out. -1 with errno on failure. */
 int zl_listener_object_create(struct zl_socket *socket, zl_io_thread *thread,
-                              const zl_addr *addr, const char *ipc_tmpdir,
-                              char *endpoint_out, size_t endpoint_cap,
-                              zl_listener_object **out);
+                              const zl_addr *addr, zl_transport transport,
+                              const char *ipc_tmpdir, char *endpoint_out,
+                              size_t endpoint_cap, zl_listener_object **out);
 void zl_listener_child_gone(zl_listener_object *l, struct zl_session *s);
 
 /* ---- routed listeners: a ws path on a port that sockets share ----

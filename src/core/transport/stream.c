@@ -1,5 +1,6 @@
-/* stream.c — choosing the stream for an endpoint's transport, and the plain
- * stream that forwards to a backend handle. */
+/* stream.c — choosing the stream for an endpoint's transport (plain, TLS,
+ * WebSocket, WebSocket over TLS), and the plain stream that forwards to a
+ * backend handle. */
 #include "stream.h"
 
 #include <errno.h>
@@ -8,6 +9,10 @@
 #include <string.h>
 
 #include "transport/address.h"
+#if defined(ZLINK_HAVE_TLS)
+#include "transport/tls_config.h"
+#include "transport/tls_stream.h"
+#endif
 #if defined(ZLINK_WITH_WS)
 #include "transport/ws_stream.h"
 #endif
@@ -23,50 +28,102 @@ static zl_stream *plain_create(zl_handle *handle)
     return s;
 }
 
-zl_stream *zl_stream_ws_lower(zl_loop *loop, zl_handle *handle, bool secure,
-                              const zl_options *options, bool connecting,
-                              const char *hostname)
+/* A stream over the handle, plain or TLS (hostname: what a client checks
+ * the server's certificate against). It takes the handle: on failure the
+ * handle is closed and NULL returned with errno set. */
+static zl_stream *lower_create(zl_loop *loop, zl_handle *handle, bool secure,
+                               const zl_options *options, bool connecting,
+                               const char *hostname)
 {
+    zl_stream *plain = plain_create(handle);
+    if (!plain) {
+        zl_handle_close(handle);
+        return NULL;
+    }
+    if (!secure)
+        return plain;
+#if defined(ZLINK_HAVE_TLS)
+    int err = 0;
+    zl_stream *tls = zl_tls_stream_create(loop, plain, options, connecting,
+                                          connecting ? hostname : NULL, &err);
+    if (tls)
+        return tls;
+    errno = err;
+#else
     (void)loop;
     (void)options;
     (void)connecting;
     (void)hostname;
-    if (!secure)
-        return plain_create(handle);
-    /* wss: the TLS filter goes here, over plain_create(handle), with the
-     * socket's TLS options; until it does, wss is not offered. */
     errno = EPROTONOSUPPORT;
+#endif
+    zl_stream_close(plain);
     return NULL;
 }
 
+zl_stream *zl_stream_ws_lower(zl_loop *loop, zl_handle *handle, bool secure,
+                              const zl_options *options, bool connecting,
+                              const char *hostname)
+{
+    return lower_create(loop, handle, secure, options, connecting, hostname);
+}
+
+#if defined(ZLINK_HAVE_TLS)
+/* tls://: TLS over the handle; the client checks the host it was asked to
+ * connect to. */
+static zl_stream *tls_create(zl_loop *loop, zl_handle *handle,
+                             const char *hostport, const zl_options *options,
+                             bool connecting)
+{
+    char host[256] = "";
+    if (connecting && zl_tcp_host(hostport, host, sizeof host) != 0) {
+        zl_handle_close(handle);
+        return NULL;
+    }
+    return lower_create(loop, handle, true, options, connecting, host);
+}
+#endif
+
 #if defined(ZLINK_WITH_WS)
-/* A ws client: the upgrade names the endpoint's host:port and path. */
+/* A ws or wss client: the upgrade names the endpoint's host:port and
+ * path, and wss checks the host's certificate. */
 static zl_stream *ws_client_create(zl_loop *loop, zl_handle *handle,
                                    const char *rest, const zl_options *options,
                                    bool secure)
 {
     char hostport[300], path[ZL_WS_PATH_MAX], hostname[300];
     if (zl_ws_endpoint_split(rest, hostport, sizeof hostport, path,
-                             sizeof path) != 0)
+                             sizeof path) != 0 ||
+        zl_tcp_host(hostport, hostname, sizeof hostname) != 0) {
+        zl_handle_close(handle);
         return NULL;
-    snprintf(hostname, sizeof hostname, "%s", hostport);
-    char *colon = strrchr(hostname, ':');
-    if (colon)
-        *colon = '\0';
+    }
     zl_stream *lower =
-        zl_stream_ws_lower(loop, handle, secure, options, true, hostname);
+        lower_create(loop, handle, secure, options, true, hostname);
     if (!lower)
         return NULL;
     zl_stream *ws =
         zl_ws_stream_create_client(loop, lower, hostport, path, options);
     if (!ws) {
-        /* The caller still owns the handle: free only the lower layer. */
-        free(lower);
-        return NULL;
+        int err = errno;
+        zl_stream_close(lower);
+        errno = err;
     }
     return ws;
 }
 #endif
+
+int zl_stream_prepare(zl_options *options, int transport, bool server)
+{
+#if defined(ZLINK_HAVE_TLS)
+    if (transport == ZL_TRANSPORT_TLS || transport == ZL_TRANSPORT_WSS)
+        return zl_tls_settings_prepare(&options->tls, server);
+#else
+    (void)options;
+    (void)transport;
+    (void)server;
+#endif
+    return 0;
+}
 
 zl_stream *zl_stream_create(zl_loop *loop, zl_handle *handle,
                             const char *endpoint, const zl_options *options,
@@ -74,12 +131,18 @@ zl_stream *zl_stream_create(zl_loop *loop, zl_handle *handle,
 {
     zl_transport transport;
     const char *rest;
-    if (zl_endpoint_split(endpoint, &transport, &rest) != 0)
+    if (zl_endpoint_split(endpoint, &transport, &rest) != 0) {
+        zl_handle_close(handle);
         return NULL;
+    }
     switch (transport) {
     case ZL_TRANSPORT_TCP:
     case ZL_TRANSPORT_IPC:
-        return plain_create(handle);
+        return lower_create(loop, handle, false, options, connecting, NULL);
+#if defined(ZLINK_HAVE_TLS)
+    case ZL_TRANSPORT_TLS:
+        return tls_create(loop, handle, rest, options, connecting);
+#endif
 #if defined(ZLINK_WITH_WS)
     case ZL_TRANSPORT_WS:
     case ZL_TRANSPORT_WSS:
@@ -88,13 +151,14 @@ zl_stream *zl_stream_create(zl_loop *loop, zl_handle *handle,
         if (connecting)
             return ws_client_create(loop, handle, rest, options,
                                     transport == ZL_TRANSPORT_WSS);
-        errno = EPROTONOSUPPORT;
-        return NULL;
+        break;
 #endif
     default:
-        errno = EPROTONOSUPPORT;
-        return NULL;
+        break;
     }
+    zl_handle_close(handle);
+    errno = EPROTONOSUPPORT;
+    return NULL;
 }
 
 void zl_stream_close(zl_stream *s)

@@ -47,20 +47,27 @@ struct zl_stream {
     zl_handle *handle;
 };
 
-/* The stream for a connection on endpoint ("tcp://…", "tls://…"), which
- * takes the handle over: a plain one for tcp and ipc, a filter for the
- * transports that have one. NULL with errno set when it cannot be made;
- * the caller still owns the handle then. connecting: we are the client. */
+/* The stream for a connection on endpoint ("tcp://…", "tls://…",
+ * "ws://…"), which takes the handle over in every case: a plain one for
+ * tcp and ipc, a filter for the transports that have one. NULL with errno
+ * set when it cannot be made; the handle is closed then. connecting: we
+ * are the client. */
 zl_stream *zl_stream_create(zl_loop *loop, zl_handle *handle,
                             const char *endpoint, const zl_options *options,
                             bool connecting);
 
 /* The stream a WebSocket runs on, over a connected handle it takes over:
  * the handle itself for ws, the TLS filter for wss (hostname: the name a
- * client checks the server's certificate against). NULL with errno. */
+ * client checks the server's certificate against). NULL with errno, the
+ * handle closed. */
 zl_stream *zl_stream_ws_lower(zl_loop *loop, zl_handle *handle, bool secure,
                               const zl_options *options, bool connecting,
                               const char *hostname);
+
+/* What a transport needs from the socket's options before a bind or
+ * connect (TLS: certificates parsed once, shared by the connections).
+ * 0, or -1 with errno (EINVAL: they are unusable). */
+int zl_stream_prepare(zl_options *options, int transport, bool server);
 
 /* Starts the transport's handshake; false when it has none (the stream is
  * ready at once and op is never completed). */

@@ -1,0 +1,458 @@
+/* tls_config.c — the ZLINK_TLS_* options of a socket and the mbedTLS
+ * configuration (certificates, keys, trust anchors) built from them once
+ * per socket, shared by its connections. */
+#include "tls_config.h"
+
+#include <errno.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <mbedtls/ctr_drbg.h>
+#include <mbedtls/entropy.h>
+#include <mbedtls/pk.h>
+#include <mbedtls/ssl.h>
+#include <mbedtls/version.h>
+#include <mbedtls/x509_crt.h>
+#include <uv.h>
+#if MBEDTLS_VERSION_NUMBER >= 0x03000000 && defined(MBEDTLS_PSA_CRYPTO_C)
+#include <psa/crypto.h>
+#endif
+
+#include "tls_internal.h"
+#include "zlink.h"
+
+/* The string options, indexed by option - ZLINK_TLS_CERT. */
+enum {
+    STR_CERT,
+    STR_KEY,
+    STR_KEY_PASSWORD,
+    STR_CA,
+    STR_CERT_PEM,
+    STR_KEY_PEM,
+    STR_CA_PEM,
+    STR_COUNT
+};
+
+/* One role's configuration and what it points at. */
+typedef struct tls_role {
+    mbedtls_ssl_config conf;
+    mbedtls_x509_crt own_cert;
+    mbedtls_pk_context own_key;
+    mbedtls_x509_crt ca;
+} tls_role;
+
+struct zl_tls_settings {
+    atomic_int refs;
+    char *str[STR_COUNT]; /* NULL when unset */
+    char *hostname;
+    bool verify;
+    bool require_client_cert;
+    tls_role *role[2]; /* [0] client, [1] server; built by prepare */
+};
+
+bool zl_tls_is_option(int option)
+{
+    return option >= ZLINK_TLS_CERT && option <= ZLINK_TLS_REQUIRE_CLIENT_CERT;
+}
+
+/* ---- the random generator ----
+ * One for the process, behind a lock: mbedTLS asks for random bytes a few
+ * times per handshake (and per record only for CBC suites), and its own
+ * locking is a build option that a cross-built mbedTLS may lack. */
+static uv_once_t rng_once = UV_ONCE_INIT;
+static uv_mutex_t rng_lock;
+static mbedtls_entropy_context rng_entropy;
+static mbedtls_ctr_drbg_context rng_drbg;
+static int rng_status = MBEDTLS_ERR_CTR_DRBG_ENTROPY_SOURCE_FAILED;
+
+static void rng_init(void)
+{
+    static const char personal[] = "zlink tls";
+    uv_mutex_init(&rng_lock);
+#if MBEDTLS_VERSION_NUMBER >= 0x03000000 && defined(MBEDTLS_PSA_CRYPTO_C)
+    /* mbedTLS 3's TLS 1.3 (and its PSA-backed parts) need this first. */
+    if (psa_crypto_init() != PSA_SUCCESS)
+        return;
+#endif
+    mbedtls_entropy_init(&rng_entropy);
+    mbedtls_ctr_drbg_init(&rng_drbg);
+    rng_status = mbedtls_ctr_drbg_seed(
+        &rng_drbg, mbedtls_entropy_func, &rng_entropy,
+        (const unsigned char *)personal, sizeof personal - 1);
+}
+
+int zl_tls_random(void *unused, unsigned char *out, size_t len)
+{
+    (void)unused;
+    uv_once(&rng_once, rng_init);
+    if (rng_status != 0)
+        return rng_status;
+    uv_mutex_lock(&rng_lock);
+    int rc = mbedtls_ctr_drbg_random(&rng_drbg, out, len);
+    uv_mutex_unlock(&rng_lock);
+    return rc;
+}
+
+/* ---- settings ---- */
+
+static void free_role(tls_role *r)
+{
+    if (!r)
+        return;
+    mbedtls_ssl_config_free(&r->conf);
+    mbedtls_x509_crt_free(&r->own_cert);
+    mbedtls_pk_free(&r->own_key);
+    mbedtls_x509_crt_free(&r->ca);
+    free(r);
+}
+
+static void free_settings(zl_tls_settings *s)
+{
+    for (int i = 0; i < STR_COUNT; i++)
+        free(s->str[i]);
+    free(s->hostname);
+    free_role(s->role[0]);
+    free_role(s->role[1]);
+    free(s);
+}
+
+zl_tls_settings *zl_tls_settings_ref(zl_tls_settings *s)
+{
+    if (s)
+        atomic_fetch_add_explicit(&s->refs, 1, memory_order_relaxed);
+    return s;
+}
+
+void zl_tls_settings_unref(zl_tls_settings *s)
+{
+    if (s && atomic_fetch_sub_explicit(&s->refs, 1, memory_order_acq_rel) == 1)
+        free_settings(s);
+}
+
+static char *dup_or_null(const char *s)
+{
+    if (!s)
+        return NULL;
+    size_t n = strlen(s) + 1;
+    char *d = malloc(n);
+    if (d)
+        memcpy(d, s, n);
+    return d;
+}
+
+static zl_tls_settings *new_settings(void)
+{
+    zl_tls_settings *s = calloc(1, sizeof *s);
+    if (s) {
+        atomic_init(&s->refs, 1);
+        s->verify = true;
+    }
+    return s;
+}
+
+/* Settings this caller alone may change: fresh ones, or a copy of shared
+ * ones without their built configuration (it no longer applies). */
+static zl_tls_settings *writable(zl_tls_settings **settings)
+{
+    zl_tls_settings *s = *settings;
+    if (!s)
+        return *settings = new_settings();
+    if (atomic_load_explicit(&s->refs, memory_order_acquire) == 1) {
+        free_role(s->role[0]);
+        free_role(s->role[1]);
+        s->role[0] = s->role[1] = NULL;
+        return s;
+    }
+    zl_tls_settings *c = new_settings();
+    if (!c)
+        return NULL;
+    bool ok = true;
+    for (int i = 0; i < STR_COUNT; i++)
+        ok &= (c->str[i] = dup_or_null(s->str[i])) != NULL || !s->str[i];
+    ok &= (c->hostname = dup_or_null(s->hostname)) != NULL || !s->hostname;
+    c->verify = s->verify;
+    c->require_client_cert = s->require_client_cert;
+    if (!ok) {
+        free_settings(c);
+        return NULL;
+    }
+    zl_tls_settings_unref(s);
+    return *settings = c;
+}
+
+/* A string option: text without a NUL inside (a trailing one is allowed,
+ * as C callers pass strlen + 1); an empty value unsets it. */
+static int set_string(char **field, const void *val, size_t len)
+{
+    if (len > 0 && !val) {
+        errno = EINVAL;
+        return -1;
+    }
+    if (len > 0 && ((const char *)val)[len - 1] == '\0')
+        len--;
+    if (len > 0 && memchr(val, '\0', len)) {
+        errno = EINVAL;
+        return -1;
+    }
+    char *copy = NULL;
+    if (len > 0) {
+        copy = malloc(len + 1);
+        if (!copy) {
+            errno = ENOMEM;
+            return -1;
+        }
+        memcpy(copy, val, len);
+        copy[len] = '\0';
+    }
+    free(*field);
+    *field = copy;
+    return 0;
+}
+
+int zl_tls_option_set(zl_tls_settings **settings, int option, const void *val,
+                      size_t len)
+{
+    zl_tls_settings *s = writable(settings);
+    if (!s) {
+        errno = ENOMEM;
+        return -1;
+    }
+    int v;
+    switch (option) {
+    case ZLINK_TLS_VERIFY:
+    case ZLINK_TLS_REQUIRE_CLIENT_CERT:
+        if (!val || len != sizeof v) {
+            errno = EINVAL;
+            return -1;
+        }
+        memcpy(&v, val, sizeof v);
+        if (v != 0 && v != 1) {
+            errno = EINVAL;
+            return -1;
+        }
+        if (option == ZLINK_TLS_VERIFY)
+            s->verify = v;
+        else
+            s->require_client_cert = v;
+        return 0;
+    case ZLINK_TLS_HOSTNAME:
+        return set_string(&s->hostname, val, len);
+    default:
+        return set_string(&s->str[option - ZLINK_TLS_CERT], val, len);
+    }
+}
+
+int zl_tls_option_get(const zl_tls_settings *s, int option, void *val,
+                      size_t *len)
+{
+    if (!val || !len) {
+        errno = EINVAL;
+        return -1;
+    }
+    if (option == ZLINK_TLS_VERIFY || option == ZLINK_TLS_REQUIRE_CLIENT_CERT) {
+        int v = option == ZLINK_TLS_VERIFY ? (s ? s->verify : 1)
+                                           : (s ? s->require_client_cert : 0);
+        if (*len < sizeof v) {
+            errno = EINVAL;
+            return -1;
+        }
+        memcpy(val, &v, sizeof v);
+        *len = sizeof v;
+        return 0;
+    }
+    const char *str = !s ? NULL
+                      : option == ZLINK_TLS_HOSTNAME
+                          ? s->hostname
+                          : s->str[option - ZLINK_TLS_CERT];
+    if (!str)
+        str = "";
+    size_t need = strlen(str) + 1;
+    if (*len < need) {
+        errno = EINVAL;
+        return -1;
+    }
+    memcpy(val, str, need);
+    *len = need;
+    return 0;
+}
+
+const char *zl_tls_settings_hostname(const zl_tls_settings *s)
+{
+    return s ? s->hostname : NULL;
+}
+
+bool zl_tls_settings_verify(const zl_tls_settings *s)
+{
+    return !s || s->verify;
+}
+
+bool zl_tls_settings_require_client_cert(const zl_tls_settings *s)
+{
+    return s && s->require_client_cert;
+}
+
+/* ---- building a configuration ---- */
+
+/* PEM text goes to mbedTLS with its NUL counted, as its parsers ask. */
+static int parse_certs(mbedtls_x509_crt *crt, const char *file, const char *pem)
+{
+    if (file && mbedtls_x509_crt_parse_file(crt, file) != 0)
+        return -1;
+    if (pem && mbedtls_x509_crt_parse(crt, (const unsigned char *)pem,
+                                      strlen(pem) + 1) != 0)
+        return -1;
+    return 0;
+}
+
+static int parse_key(mbedtls_pk_context *pk, const char *file, const char *pem,
+                     const char *password)
+{
+    const unsigned char *pw = (const unsigned char *)password;
+    size_t pw_len = password ? strlen(password) : 0;
+#if MBEDTLS_VERSION_NUMBER >= 0x03000000
+    if (file)
+        return mbedtls_pk_parse_keyfile(pk, file, password, zl_tls_random,
+                                        NULL);
+    return mbedtls_pk_parse_key(pk, (const unsigned char *)pem, strlen(pem) + 1,
+                                pw, pw_len, zl_tls_random, NULL);
+#else
+    if (file)
+        return mbedtls_pk_parse_keyfile(pk, file, password);
+    return mbedtls_pk_parse_key(pk, (const unsigned char *)pem, strlen(pem) + 1,
+                                pw, pw_len);
+#endif
+}
+
+/* Our certificate and key, if any were given; both or neither. */
+static int load_own(tls_role *r, const zl_tls_settings *s, bool *have)
+{
+    const char *cert = s->str[STR_CERT], *cert_pem = s->str[STR_CERT_PEM];
+    const char *key = s->str[STR_KEY], *key_pem = s->str[STR_KEY_PEM];
+    *have = cert || cert_pem;
+    if (!*have && !key && !key_pem)
+        return 0;
+    if (!*have || (!key && !key_pem) || (key && key_pem))
+        return -1;
+    if (parse_certs(&r->own_cert, cert, cert_pem) != 0 ||
+        parse_key(&r->own_key, key, key_pem, s->str[STR_KEY_PASSWORD]) != 0)
+        return -1;
+    return mbedtls_ssl_conf_own_cert(&r->conf, &r->own_cert, &r->own_key);
+}
+
+/* The CAs that verify the peer: ZLINK_TLS_CA and/or ZLINK_TLS_CA_PEM, or
+ * else the system's trust store. */
+static int load_trust(tls_role *r, const zl_tls_settings *s)
+{
+    const char *ca = s->str[STR_CA], *ca_pem = s->str[STR_CA_PEM];
+    if (ca || ca_pem) {
+        if (parse_certs(&r->ca, ca, ca_pem) != 0)
+            return -1;
+    } else if (zl_tls_load_system_store(&r->ca) != 0) {
+        return -1;
+    }
+    mbedtls_ssl_conf_ca_chain(&r->conf, &r->ca, NULL);
+    return 0;
+}
+
+/* X25519 first, then the NIST curves smallest first: mbedTLS 2.28 would
+ * otherwise agree on P-521, the slowest, whenever the peer offers it. */
+static void set_groups(tls_role *r)
+{
+#if MBEDTLS_VERSION_NUMBER >= 0x03010000
+    static const uint16_t groups[] = {
+        MBEDTLS_SSL_IANA_TLS_GROUP_X25519, MBEDTLS_SSL_IANA_TLS_GROUP_SECP256R1,
+        MBEDTLS_SSL_IANA_TLS_GROUP_SECP384R1,
+        MBEDTLS_SSL_IANA_TLS_GROUP_SECP521R1, MBEDTLS_SSL_IANA_TLS_GROUP_NONE};
+    mbedtls_ssl_conf_groups(&r->conf, groups);
+#elif defined(MBEDTLS_ECP_C)
+    static const mbedtls_ecp_group_id curves[] = {
+#if defined(MBEDTLS_ECP_DP_CURVE25519_ENABLED)
+        MBEDTLS_ECP_DP_CURVE25519,
+#endif
+#if defined(MBEDTLS_ECP_DP_SECP256R1_ENABLED)
+        MBEDTLS_ECP_DP_SECP256R1,
+#endif
+#if defined(MBEDTLS_ECP_DP_SECP384R1_ENABLED)
+        MBEDTLS_ECP_DP_SECP384R1,
+#endif
+#if defined(MBEDTLS_ECP_DP_SECP521R1_ENABLED)
+        MBEDTLS_ECP_DP_SECP521R1,
+#endif
+        MBEDTLS_ECP_DP_NONE
+    };
+    mbedtls_ssl_conf_curves(&r->conf, curves);
+#else
+    (void)r;
+#endif
+}
+
+static tls_role *build_role(const zl_tls_settings *s, bool server)
+{
+    tls_role *r = calloc(1, sizeof *r);
+    if (!r)
+        return NULL;
+    mbedtls_ssl_config_init(&r->conf);
+    mbedtls_x509_crt_init(&r->own_cert);
+    mbedtls_pk_init(&r->own_key);
+    mbedtls_x509_crt_init(&r->ca);
+    bool have_own = false;
+    bool verify_peer = server ? s->require_client_cert && s->verify : s->verify;
+    int authmode =
+        !verify_peer ? MBEDTLS_SSL_VERIFY_NONE : MBEDTLS_SSL_VERIFY_REQUIRED;
+    /* A server that requires a client certificate without verifying it
+     * still asks for one, and the connection checks it came. */
+    if (server && s->require_client_cert && !s->verify)
+        authmode = MBEDTLS_SSL_VERIFY_OPTIONAL;
+    if (mbedtls_ssl_config_defaults(
+            &r->conf, server ? MBEDTLS_SSL_IS_SERVER : MBEDTLS_SSL_IS_CLIENT,
+            MBEDTLS_SSL_TRANSPORT_STREAM, MBEDTLS_SSL_PRESET_DEFAULT) != 0 ||
+        load_own(r, s, &have_own) != 0 || (server && !have_own) ||
+        (verify_peer && load_trust(r, s) != 0))
+        goto fail;
+    /* mbedTLS's own order of suites: ChaCha20 first, which its 2.28
+     * runs faster than AES-GCM even with AES-NI (RESULTS in the commit). */
+    set_groups(r);
+    mbedtls_ssl_conf_rng(&r->conf, zl_tls_random, NULL);
+    mbedtls_ssl_conf_authmode(&r->conf, authmode);
+    /* TLS 1.2 at least; 1.3 where this mbedTLS has it. */
+#if MBEDTLS_VERSION_NUMBER >= 0x03000000
+    mbedtls_ssl_conf_min_tls_version(&r->conf, MBEDTLS_SSL_VERSION_TLS1_2);
+#else
+    mbedtls_ssl_conf_min_version(&r->conf, MBEDTLS_SSL_MAJOR_VERSION_3,
+                                 MBEDTLS_SSL_MINOR_VERSION_3);
+#endif
+#if defined(MBEDTLS_SSL_RENEGOTIATION)
+    /* A renegotiation request closes the connection (tls_stream.c). */
+    mbedtls_ssl_conf_renegotiation(&r->conf,
+                                   MBEDTLS_SSL_RENEGOTIATION_DISABLED);
+#endif
+    return r;
+fail:
+    free_role(r);
+    return NULL;
+}
+
+int zl_tls_settings_prepare(zl_tls_settings **settings, bool server)
+{
+    if (!*settings && !(*settings = new_settings())) {
+        errno = ENOMEM;
+        return -1;
+    }
+    zl_tls_settings *s = *settings;
+    if (s->role[server])
+        return 0;
+    s->role[server] = build_role(s, server);
+    if (!s->role[server]) {
+        errno = EINVAL;
+        return -1;
+    }
+    return 0;
+}
+
+const struct mbedtls_ssl_config *zl_tls_settings_conf(const zl_tls_settings *s,
+                                                      bool server)
+{
+    return s && s->role[server] ? &s->role[server]->conf : NULL;
+}

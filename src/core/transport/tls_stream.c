@@ -1,0 +1,771 @@
+/* tls_stream.c — the TLS filter: mbedTLS driven over two bounded memory
+ * buffers (ciphertext in, ciphertext out) between a lower stream and the
+ * engine. Every event (an op of the engine's, a lower completion) ends in
+ * pump(), which moves whatever can move and completes the engine's ops
+ * from the loop (zl_stream_defer), never inside the call. */
+#include "tls_stream.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <mbedtls/ssl.h>
+#include <mbedtls/version.h>
+#include <mbedtls/x509.h>
+
+#include "msg_pool.h"
+#include "tls_config.h"
+#include "zlink.h"
+
+/* The most plaintext one record carries (TLS's own limit), and room for
+ * one record with the largest expansion the suites add. */
+#define RECORD_PLAIN_MAX 16384
+#define RECORD_ROOM (RECORD_PLAIN_MAX + 1024)
+/* A record header claiming more than this is refused at once: TLS 1.2
+ * allows 2048 bytes of expansion, TLS 1.3 256. */
+#define RECORD_CIPHER_MAX (RECORD_PLAIN_MAX + 2048)
+/* Ciphertext read per lower read. Held while the connection is busy only:
+ * an idle one probes instead, as the engine does. */
+#define CIPHER_IN_CAP (64 * 1024)
+/* Ciphertext handed to one lower write: four full records. */
+#define CIPHER_OUT_CAP (4 * RECORD_ROOM)
+
+#define TLS_ALERT_RECORD 21
+#define TLS_HANDSHAKE_RECORD 22
+
+/* Why a TLS stream ended, when it was not a plain close. */
+typedef struct tls_failure {
+    int status; /* what the engine's pending ops complete with; 0 = none */
+    int event;  /* ZLINK_EVENT_HANDSHAKE_FAILED_AUTH / _PROTOCOL, or 0 */
+    uint64_t value;
+} tls_failure;
+
+typedef struct tls_stream {
+    zl_stream base;
+    zl_loop *loop;
+    zl_stream *lower;
+    zl_tls_settings *settings; /* keeps the shared mbedTLS config alive */
+    bool client;
+    mbedtls_ssl_context ssl;
+    bool handshake_done;
+    bool tls13;
+    tls_failure failure;
+
+    /* The engine's ops; NULL once completed or handed to deferred. */
+    zl_op *handshake_op;
+    zl_op *read_op;
+    zl_iovec read_iov[ZL_READ_IOV_MAX];
+    int read_count;
+    zl_op *write_op;
+    const zl_iovec *write_iov;
+    int write_count, write_index;
+    size_t write_offset, write_done, write_total;
+    zl_stream_deferred deferred;
+
+    /* Ciphertext in: [in_pos, in_len) not yet given to mbedTLS. */
+    uint8_t *in;
+    uint8_t in_class;
+    size_t in_pos, in_len;
+    zl_op lower_read_op;
+    bool lower_read_pending, lower_probe, lower_eof;
+    bool lower_readable; /* a lower probe completed: bytes are waiting */
+    /* The records as mbedTLS takes them, to refuse some before it sees
+     * them: the first byte (a plaintext peer), oversized lengths, and
+     * handshake records after the handshake (renegotiation). */
+    uint8_t record_header[5];
+    size_t record_header_have, record_body_left;
+    bool first_byte_seen;
+
+    /* Ciphertext out, written by mbedTLS through bio_send. */
+    uint8_t *out;
+    uint8_t out_class;
+    size_t out_len;
+    zl_op lower_write_op;
+    zl_iovec out_iov; /* the lower write keeps a pointer to it */
+    bool lower_write_pending;
+    /* Plaintext gathered from several iovecs into one record. */
+    uint8_t *staging;
+    uint8_t staging_class;
+    size_t staged;
+
+    int lower_pending; /* lower ops not yet completed */
+    bool closing;
+    zl_timer close_timer;
+    struct {
+        zl_op *op;
+        int status;
+        size_t bytes;
+    } closing_due[ZL_STREAM_DEFERRED_MAX + 3];
+    int closing_count;
+} tls_stream;
+
+static void pump(tls_stream *t);
+
+/* ---- failures ---- */
+
+static void set_failure(tls_stream *t, int status, int event, uint64_t value)
+{
+    if (t->failure.status)
+        return;
+    t->failure.status = status;
+    t->failure.event = event;
+    t->failure.value = value;
+}
+
+static void protocol_failure(tls_stream *t, uint64_t value)
+{
+    set_failure(t, -EPROTO, ZLINK_EVENT_HANDSHAKE_FAILED_PROTOCOL, value);
+}
+
+static void auth_failure(tls_stream *t, uint64_t value)
+{
+    set_failure(t, -EACCES, ZLINK_EVENT_HANDSHAKE_FAILED_AUTH, value);
+}
+
+/* The certificate check's verdict, most telling reason first. */
+static uint64_t verify_reason(uint32_t flags)
+{
+    if (flags & MBEDTLS_X509_BADCERT_MISSING)
+        return ZLINK_TLS_AUTH_NO_PEER_CERT;
+    if (flags & MBEDTLS_X509_BADCERT_NOT_TRUSTED)
+        return ZLINK_TLS_AUTH_CERT_UNTRUSTED;
+    if (flags & (MBEDTLS_X509_BADCERT_EXPIRED | MBEDTLS_X509_BADCERT_FUTURE))
+        return ZLINK_TLS_AUTH_CERT_EXPIRED;
+    if (flags & MBEDTLS_X509_BADCERT_CN_MISMATCH)
+        return ZLINK_TLS_AUTH_HOSTNAME_MISMATCH;
+    return ZLINK_TLS_AUTH_CERT_INVALID;
+}
+
+/* The alert the peer closed with (mbedTLS keeps it in its record). */
+static int received_alert(const tls_stream *t)
+{
+#if MBEDTLS_VERSION_NUMBER >= 0x03000000
+    return t->ssl.MBEDTLS_PRIVATE(in_msg)[1];
+#else
+    return t->ssl.in_msg[1];
+#endif
+}
+
+static bool is_certificate_alert(int alert)
+{
+    switch (alert) {
+    case MBEDTLS_SSL_ALERT_MSG_BAD_CERT:
+    case MBEDTLS_SSL_ALERT_MSG_UNSUPPORTED_CERT:
+    case MBEDTLS_SSL_ALERT_MSG_CERT_REVOKED:
+    case MBEDTLS_SSL_ALERT_MSG_CERT_EXPIRED:
+    case MBEDTLS_SSL_ALERT_MSG_CERT_UNKNOWN:
+    case MBEDTLS_SSL_ALERT_MSG_UNKNOWN_CA:
+    case MBEDTLS_SSL_ALERT_MSG_ACCESS_DENIED:
+    case 116: /* certificate_required (TLS 1.3) */
+        return true;
+    default:
+        return false;
+    }
+}
+
+/* A server whose client sent no certificate (mbedTLS 3 says so only in
+ * the verify result). */
+static bool missing_peer_cert(const tls_stream *t)
+{
+    uint32_t flags = mbedtls_ssl_get_verify_result(&t->ssl);
+    return flags != (uint32_t)-1 && (flags & MBEDTLS_X509_BADCERT_MISSING);
+}
+
+/* An mbedTLS error, in handshake or afterwards, as the failure it is. A
+ * reason the record check found first stays. */
+static void mbedtls_failure(tls_stream *t, int rc)
+{
+    if (t->failure.status)
+        return;
+    switch (rc) {
+    case MBEDTLS_ERR_X509_CERT_VERIFY_FAILED:
+        auth_failure(t, verify_reason(mbedtls_ssl_get_verify_result(&t->ssl)));
+        return;
+#if defined(MBEDTLS_ERR_SSL_NO_CLIENT_CERTIFICATE)
+    case MBEDTLS_ERR_SSL_NO_CLIENT_CERTIFICATE:
+        auth_failure(t, ZLINK_TLS_AUTH_NO_PEER_CERT);
+        return;
+#endif
+    case MBEDTLS_ERR_SSL_FATAL_ALERT_MESSAGE:
+        if (is_certificate_alert(received_alert(t)))
+            auth_failure(t, ZLINK_TLS_AUTH_PEER_REJECTED);
+        else
+            protocol_failure(t, ZLINK_PROTOCOL_ERROR_TLS_ALERT);
+        return;
+    case MBEDTLS_ERR_SSL_INVALID_MAC:
+    case MBEDTLS_ERR_SSL_INVALID_RECORD:
+        protocol_failure(t, ZLINK_PROTOCOL_ERROR_TLS_BAD_RECORD);
+        return;
+    default:
+        if (!t->handshake_done && !t->client && missing_peer_cert(t))
+            auth_failure(t, ZLINK_TLS_AUTH_NO_PEER_CERT);
+        else
+            protocol_failure(t, t->handshake_done
+                                    ? ZLINK_PROTOCOL_ERROR_TLS_BAD_RECORD
+                                    : ZLINK_PROTOCOL_ERROR_TLS_HANDSHAKE);
+        return;
+    }
+}
+
+/* ---- the records mbedTLS is given ---- */
+
+/* Follows the record headers in bytes about to go to mbedTLS; false when
+ * they must not (the failure is set). */
+static bool check_records(tls_stream *t, const uint8_t *p, size_t n)
+{
+    while (n > 0) {
+        if (t->record_body_left > 0) {
+            size_t k = n < t->record_body_left ? n : t->record_body_left;
+            t->record_body_left -= k;
+            p += k;
+            n -= k;
+            continue;
+        }
+        if (!t->first_byte_seen) {
+            t->first_byte_seen = true;
+            /* A plaintext peer (a ZMTP greeting starts 0xFF) or anything
+             * else that opens with neither a handshake record nor an alert
+             * (a TLS server refusing our hello). */
+            if (*p != TLS_HANDSHAKE_RECORD && *p != TLS_ALERT_RECORD) {
+                protocol_failure(t, ZLINK_PROTOCOL_ERROR_TLS_NOT_TLS);
+                return false;
+            }
+        }
+        t->record_header[t->record_header_have++] = *p++;
+        n--;
+        if (t->record_header_have < sizeof t->record_header)
+            continue;
+        t->record_header_have = 0;
+        t->record_body_left =
+            (size_t)t->record_header[3] << 8 | t->record_header[4];
+        if (t->record_body_left > RECORD_CIPHER_MAX) {
+            protocol_failure(t, ZLINK_PROTOCOL_ERROR_TLS_OVERSIZED_RECORD);
+            return false;
+        }
+        /* TLS 1.2 carries handshake messages after the handshake only to
+         * renegotiate (TLS 1.3 hides them inside application records). */
+        if (t->record_header[0] == TLS_HANDSHAKE_RECORD && t->handshake_done &&
+            !t->tls13) {
+            protocol_failure(t, ZLINK_PROTOCOL_ERROR_TLS_RENEGOTIATION);
+            return false;
+        }
+    }
+    return true;
+}
+
+static bool mid_record(const tls_stream *t)
+{
+    return t->in_pos < t->in_len || t->record_header_have > 0 ||
+           t->record_body_left > 0;
+}
+
+/* ---- mbedTLS's I/O: memory only ---- */
+
+static int bio_recv(void *ctx, unsigned char *buf, size_t len)
+{
+    tls_stream *t = ctx;
+    size_t have = t->in_len - t->in_pos;
+    if (have == 0)
+        return MBEDTLS_ERR_SSL_WANT_READ;
+    size_t n = have < len ? have : len;
+    if (!check_records(t, t->in + t->in_pos, n))
+        return MBEDTLS_ERR_SSL_INTERNAL_ERROR;
+    memcpy(buf, t->in + t->in_pos, n);
+    t->in_pos += n;
+    return (int)n;
+}
+
+/* Never appends while a lower write holds the buffer: mbedTLS keeps what
+ * it could not send and sends it again once asked. */
+static int bio_send(void *ctx, const unsigned char *buf, size_t len)
+{
+    tls_stream *t = ctx;
+    if (t->lower_write_pending)
+        return MBEDTLS_ERR_SSL_WANT_WRITE;
+    if (!t->out && !(t->out = zl_pool_alloc(CIPHER_OUT_CAP, &t->out_class)))
+        return MBEDTLS_ERR_SSL_ALLOC_FAILED;
+    size_t room = CIPHER_OUT_CAP - t->out_len;
+    if (room == 0)
+        return MBEDTLS_ERR_SSL_WANT_WRITE;
+    size_t n = room < len ? room : len;
+    memcpy(t->out + t->out_len, buf, n);
+    t->out_len += n;
+    return (int)n;
+}
+
+/* ---- lower I/O ---- */
+
+static void release_in(tls_stream *t)
+{
+    if (t->in)
+        zl_pool_free(t->in, t->in_class);
+    t->in = NULL;
+    t->in_pos = t->in_len = 0;
+}
+
+static void release_out(tls_stream *t)
+{
+    if (t->out)
+        zl_pool_free(t->out, t->out_class);
+    t->out = NULL;
+    t->out_len = 0;
+    if (t->staging)
+        zl_pool_free(t->staging, t->staging_class);
+    t->staging = NULL;
+    t->staged = 0;
+}
+
+static void maybe_free(tls_stream *t)
+{
+    if (!t->closing || t->lower_pending > 0 || zl_timer_active(&t->close_timer))
+        return;
+    mbedtls_ssl_free(&t->ssl);
+    zl_tls_settings_unref(t->settings);
+    release_in(t);
+    release_out(t);
+    free(t);
+}
+
+static void on_lower_read(zl_op *op, int status, size_t bytes)
+{
+    tls_stream *t = op->data;
+    t->lower_read_pending = false;
+    t->lower_pending--;
+    if (t->closing) {
+        maybe_free(t);
+        return;
+    }
+    if (status == ZL_EOF || (status == 0 && bytes == 0 && !t->lower_probe))
+        t->lower_eof = true;
+    else if (status != 0)
+        set_failure(t, status, 0, 0);
+    else if (t->lower_probe)
+        t->lower_readable = true;
+    else
+        t->in_len += bytes;
+    t->lower_probe = false;
+    pump(t);
+}
+
+static void on_lower_write(zl_op *op, int status, size_t bytes)
+{
+    (void)bytes;
+    tls_stream *t = op->data;
+    t->lower_write_pending = false;
+    t->lower_pending--;
+    if (t->closing) {
+        maybe_free(t);
+        return;
+    }
+    t->out_len = 0;
+    if (status != 0)
+        set_failure(t, status, 0, 0);
+    pump(t);
+    /* Nothing more to send: an idle connection keeps no output buffer. */
+    if (!t->closing && !t->write_op && !t->lower_write_pending)
+        release_out(t);
+}
+
+/* Reads ciphertext: into the buffer, or a probe while there is none and
+ * the engine itself only probes (an idle connection pins no buffer). */
+static void read_lower(tls_stream *t, bool probe)
+{
+    if (t->lower_read_pending || t->lower_eof || t->failure.status)
+        return;
+    zl_iovec iov = {NULL, 0};
+    if (!probe) {
+        if (!t->in && !(t->in = zl_pool_alloc(CIPHER_IN_CAP, &t->in_class))) {
+            set_failure(t, -ENOMEM, 0, 0);
+            return;
+        }
+        /* mbedTLS takes everything before it asks for more. */
+        t->in_pos = t->in_len = 0;
+        iov = (zl_iovec){t->in, CIPHER_IN_CAP};
+    } else {
+        iov.base = t->record_header; /* nothing is read */
+    }
+    t->lower_probe = probe;
+    t->lower_readable = false;
+    t->lower_read_pending = true;
+    t->lower_pending++;
+    zl_stream_readv(t->lower, &t->lower_read_op, &iov, 1);
+}
+
+static void flush(tls_stream *t)
+{
+    if (t->lower_write_pending || t->out_len == 0)
+        return;
+    t->out_iov = (zl_iovec){t->out, t->out_len};
+    t->lower_write_pending = true;
+    t->lower_pending++;
+    zl_stream_write(t->lower, &t->lower_write_op, &t->out_iov, 1);
+}
+
+/* ---- the engine's ops ---- */
+
+static void complete(tls_stream *t, zl_op **slot, int status, size_t bytes)
+{
+    zl_op *op = *slot;
+    *slot = NULL;
+    zl_stream_defer(&t->deferred, op, status, bytes);
+}
+
+static void step_handshake(tls_stream *t)
+{
+    int rc = mbedtls_ssl_handshake(&t->ssl);
+    if (rc == MBEDTLS_ERR_SSL_WANT_READ || rc == MBEDTLS_ERR_SSL_WANT_WRITE)
+        return;
+    if (rc != 0) {
+        mbedtls_failure(t, rc);
+        return;
+    }
+    t->handshake_done = true;
+#if defined(MBEDTLS_SSL_PROTO_TLS1_3) && MBEDTLS_VERSION_NUMBER >= 0x03020000
+    t->tls13 =
+        mbedtls_ssl_get_version_number(&t->ssl) == MBEDTLS_SSL_VERSION_TLS1_3;
+#endif
+    /* Asked for but not verified (ZLINK_TLS_VERIFY 0): it must still
+     * have come. */
+    if (!t->client && zl_tls_settings_require_client_cert(t->settings) &&
+        !mbedtls_ssl_get_peer_cert(&t->ssl)) {
+        auth_failure(t, ZLINK_TLS_AUTH_NO_PEER_CERT);
+        return;
+    }
+    complete(t, &t->handshake_op, 0, 0);
+}
+
+/* The next record's plaintext: straight from the engine's iovec when one
+ * record's worth (or the last of the batch) lies in it, else gathered from
+ * several into staging, so that small segments between zero-copy bodies
+ * do not each become a record. Sets *len; NULL without memory. */
+static const uint8_t *next_record(tls_stream *t, size_t *len)
+{
+    const zl_iovec *v = &t->write_iov[t->write_index];
+    size_t in_this = v->len - t->write_offset;
+    if (t->staged == 0 &&
+        (in_this >= RECORD_PLAIN_MAX || t->write_index == t->write_count - 1)) {
+        *len = in_this < RECORD_PLAIN_MAX ? in_this : RECORD_PLAIN_MAX;
+        return (const uint8_t *)v->base + t->write_offset;
+    }
+    if (t->staged == 0) {
+        if (!t->staging &&
+            !(t->staging = zl_pool_alloc(RECORD_PLAIN_MAX, &t->staging_class)))
+            return NULL;
+        int index = t->write_index;
+        size_t offset = t->write_offset;
+        while (index < t->write_count && t->staged < RECORD_PLAIN_MAX) {
+            const zl_iovec *w = &t->write_iov[index];
+            size_t n = w->len - offset;
+            if (n > RECORD_PLAIN_MAX - t->staged)
+                n = RECORD_PLAIN_MAX - t->staged;
+            memcpy(t->staging + t->staged, (const uint8_t *)w->base + offset,
+                   n);
+            t->staged += n;
+            offset += n;
+            if (offset == w->len) {
+                index++;
+                offset = 0;
+            }
+        }
+    }
+    *len = t->staged;
+    return t->staging;
+}
+
+static void advance_write(tls_stream *t, size_t n)
+{
+    t->write_done += n;
+    t->staged = 0;
+    while (n > 0) {
+        size_t in_this = t->write_iov[t->write_index].len - t->write_offset;
+        size_t k = n < in_this ? n : in_this;
+        t->write_offset += k;
+        n -= k;
+        if (t->write_offset == t->write_iov[t->write_index].len) {
+            t->write_index++;
+            t->write_offset = 0;
+        }
+    }
+    /* Skip empty iovecs so next_record always has bytes to look at. */
+    while (t->write_index < t->write_count &&
+           t->write_iov[t->write_index].len == 0)
+        t->write_index++;
+}
+
+/* Encrypts the engine's batch as records while the out buffer has room. */
+static void encrypt_batch(tls_stream *t)
+{
+    while (t->write_op && t->write_done < t->write_total &&
+           !t->lower_write_pending &&
+           t->out_len + RECORD_ROOM <= CIPHER_OUT_CAP) {
+        size_t len;
+        const uint8_t *p = next_record(t, &len);
+        if (!p) {
+            set_failure(t, -ENOMEM, 0, 0);
+            return;
+        }
+        int rc = mbedtls_ssl_write(&t->ssl, p, len);
+        if (rc == MBEDTLS_ERR_SSL_WANT_WRITE || rc == MBEDTLS_ERR_SSL_WANT_READ)
+            return; /* the same record goes again after the flush */
+        if (rc < 0) {
+            mbedtls_failure(t, rc);
+            return;
+        }
+        advance_write(t, (size_t)rc);
+    }
+    if (t->write_op && t->write_done == t->write_total && t->out_len == 0 &&
+        !t->lower_write_pending) {
+        if (t->staging)
+            zl_pool_free(t->staging, t->staging_class);
+        t->staging = NULL;
+        complete(t, &t->write_op, 0, t->write_total);
+    }
+}
+
+/* Decrypts into the engine's iovecs, a large body first when it asks for
+ * one; completes the read with whatever the ciphertext held. */
+static void decrypt_into_read(tls_stream *t)
+{
+    size_t got = 0;
+    int rc = 0;
+    for (int i = 0; i < t->read_count; i++) {
+        uint8_t *base = t->read_iov[i].base;
+        size_t len = t->read_iov[i].len, have = 0;
+        while (have < len) {
+            rc = mbedtls_ssl_read(&t->ssl, base + have, len - have);
+            if (rc > 0) {
+                have += (size_t)rc;
+                continue;
+            }
+#if defined(MBEDTLS_ERR_SSL_RECEIVED_NEW_SESSION_TICKET)
+            if (rc == MBEDTLS_ERR_SSL_RECEIVED_NEW_SESSION_TICKET)
+                continue;
+#endif
+            break;
+        }
+        got += have;
+        if (have < len)
+            break;
+    }
+    if (rc == 0 && got == 0 && t->read_count > 0)
+        rc = MBEDTLS_ERR_SSL_PEER_CLOSE_NOTIFY; /* read of 0: closed */
+    bool more_needed =
+        rc == MBEDTLS_ERR_SSL_WANT_READ || rc == MBEDTLS_ERR_SSL_WANT_WRITE;
+    if (rc == MBEDTLS_ERR_SSL_PEER_CLOSE_NOTIFY)
+        set_failure(t, ZL_EOF, 0, 0);
+    else if (rc < 0 && !more_needed)
+        mbedtls_failure(t, rc);
+    if (got > 0) {
+        complete(t, &t->read_op, 0, got);
+        return;
+    }
+    if (rc == MBEDTLS_ERR_SSL_WANT_READ) {
+        /* The peer ended inside a record: it was cut short. */
+        if (t->lower_eof) {
+            if (mid_record(t))
+                protocol_failure(t, ZLINK_PROTOCOL_ERROR_TLS_TRUNCATED);
+            else
+                set_failure(t, ZL_EOF, 0, 0);
+            return;
+        }
+        read_lower(t, false);
+    }
+}
+
+/* A zero-length read: done once a read would bring something. */
+static void probe(tls_stream *t)
+{
+    if (mbedtls_ssl_get_bytes_avail(&t->ssl) > 0 || t->in_pos < t->in_len ||
+        t->lower_eof || t->lower_readable) {
+        complete(t, &t->read_op, 0, 0);
+        return;
+    }
+    /* Idle: the ciphertext buffer goes back to the pool until data
+     * comes. A record begun in it was already taken by mbedTLS. */
+    if (!t->lower_read_pending)
+        release_in(t);
+    read_lower(t, true);
+}
+
+static void fail_ops(tls_stream *t)
+{
+    if (t->handshake_op)
+        complete(t, &t->handshake_op, t->failure.status, 0);
+    if (t->read_op)
+        complete(t, &t->read_op, t->failure.status, 0);
+    if (t->write_op)
+        complete(t, &t->write_op, t->failure.status, 0);
+}
+
+static void pump(tls_stream *t)
+{
+    if (t->closing)
+        return;
+    if (!t->failure.status && !t->handshake_done && t->handshake_op)
+        step_handshake(t);
+    if (!t->failure.status && t->handshake_done) {
+        encrypt_batch(t);
+        if (t->read_op && !t->failure.status) {
+            if (t->read_count == 0 ||
+                (t->read_count == 1 && t->read_iov[0].len == 0))
+                probe(t);
+            else
+                decrypt_into_read(t);
+        }
+    }
+    flush(t);
+    if (!t->failure.status && !t->handshake_done && t->handshake_op) {
+        /* The handshake waits for the peer, unless it only waits for its
+         * own flight to leave. */
+        if (t->lower_eof) {
+            if (mid_record(t))
+                protocol_failure(t, ZLINK_PROTOCOL_ERROR_TLS_TRUNCATED);
+            else
+                set_failure(t, ZL_EOF, 0, 0);
+        } else if (t->in_pos == t->in_len) {
+            read_lower(t, false);
+        }
+    }
+    if (t->failure.status)
+        fail_ops(t);
+}
+
+/* ---- stream ops ---- */
+
+static void tls_handshake(zl_stream *s, zl_op *op)
+{
+    tls_stream *t = (tls_stream *)s;
+    t->handshake_op = op;
+    pump(t);
+}
+
+static void tls_readv(zl_stream *s, zl_op *op, const zl_iovec *iov, int n)
+{
+    tls_stream *t = (tls_stream *)s;
+    t->read_op = op;
+    t->read_count = n;
+    for (int i = 0; i < n; i++)
+        t->read_iov[i] = iov[i];
+    pump(t);
+}
+
+static void tls_write(zl_stream *s, zl_op *op, const zl_iovec *iov, int n)
+{
+    tls_stream *t = (tls_stream *)s;
+    t->write_op = op;
+    t->write_iov = iov;
+    t->write_count = n;
+    t->write_index = 0;
+    t->write_offset = t->write_done = t->write_total = 0;
+    for (int i = 0; i < n; i++)
+        t->write_total += iov[i].len;
+    advance_write(t, 0);
+    pump(t);
+}
+
+static void on_close_timer(zl_timer *timer)
+{
+    tls_stream *t = timer->data;
+    for (int i = 0; i < t->closing_count; i++)
+        t->closing_due[i].op->cb(t->closing_due[i].op, t->closing_due[i].status,
+                                 t->closing_due[i].bytes);
+    t->closing_count = 0;
+    maybe_free(t);
+}
+
+static void queue_closing(tls_stream *t, zl_op *op, int status, size_t bytes)
+{
+    t->closing_due[t->closing_count].op = op;
+    t->closing_due[t->closing_count].status = status;
+    t->closing_due[t->closing_count].bytes = bytes;
+    t->closing_count++;
+}
+
+/* The completions already deferred and the cancellations of the ops still
+ * pending run from one timer of our own, so that we know when they are
+ * over and can free ourselves. */
+static void tls_close(zl_stream *s)
+{
+    tls_stream *t = (tls_stream *)s;
+    t->closing = true;
+    for (int i = 0; i < t->deferred.count; i++)
+        queue_closing(t, t->deferred.due[i].op, t->deferred.due[i].status,
+                      t->deferred.due[i].bytes);
+    zl_stream_deferred_stop(&t->deferred);
+    zl_op **mine[] = {&t->handshake_op, &t->read_op, &t->write_op};
+    for (size_t i = 0; i < sizeof mine / sizeof mine[0]; i++) {
+        if (*mine[i])
+            queue_closing(t, *mine[i], ZL_ECANCELED, 0);
+        *mine[i] = NULL;
+    }
+    zl_stream_close(t->lower);
+    t->lower = NULL;
+    if (t->closing_count > 0)
+        zl_timer_start(t->loop, &t->close_timer, 0);
+    maybe_free(t);
+}
+
+static zl_framing tls_framing(const zl_stream *s)
+{
+    (void)s;
+    return ZL_FRAMING_ZMTP;
+}
+
+static int tls_failure_of(const zl_stream *s, uint64_t *value)
+{
+    const tls_stream *t = (const tls_stream *)s;
+    *value = t->failure.value;
+    return t->failure.event;
+}
+
+static const zl_stream_ops tls_ops = {
+    .handshake = tls_handshake,
+    .readv = tls_readv,
+    .write = tls_write,
+    .close = tls_close,
+    .framing = tls_framing,
+    .failure = tls_failure_of,
+};
+
+zl_stream *zl_tls_stream_create(zl_loop *loop, zl_stream *lower,
+                                const zl_options *options, bool client,
+                                const char *hostname, int *err)
+{
+    const mbedtls_ssl_config *conf =
+        zl_tls_settings_conf(options->tls, !client);
+    if (!conf) {
+        *err = EINVAL;
+        return NULL;
+    }
+    tls_stream *t = calloc(1, sizeof *t);
+    if (!t) {
+        *err = ENOMEM;
+        return NULL;
+    }
+    mbedtls_ssl_init(&t->ssl);
+    const char *name = zl_tls_settings_hostname(options->tls);
+    if (!name)
+        name = hostname;
+    if (mbedtls_ssl_setup(&t->ssl, conf) != 0 ||
+        (client && name && mbedtls_ssl_set_hostname(&t->ssl, name) != 0)) {
+        mbedtls_ssl_free(&t->ssl);
+        free(t);
+        *err = ENOMEM;
+        return NULL;
+    }
+    mbedtls_ssl_set_bio(&t->ssl, t, bio_send, bio_recv, NULL);
+    t->base.ops = &tls_ops;
+    t->base.handle = lower->handle;
+    t->loop = loop;
+    t->lower = lower;
+    t->client = client;
+    t->settings = zl_tls_settings_ref(options->tls);
+    zl_stream_deferred_init(&t->deferred, loop);
+    t->lower_read_op.cb = on_lower_read;
+    t->lower_read_op.data = t;
+    t->lower_write_op.cb = on_lower_write;
+    t->lower_write_op.data = t;
+    t->close_timer.cb = on_close_timer;
+    t->close_timer.data = t;
+    return &t->base;
+}

@@ -1,0 +1,1130 @@
+/* test_tls.c — tls://: every socket type over TLS, the ZLINK_TLS_* options
+ * (files and PEM text), certificate failures reported with their reason,
+ * and hostile input at the TLS layer as raw bytes (and as a real TLS
+ * client misbehaving), each closing only its own connection. The
+ * certificates come from tests/tls/make_certs.sh (openssl), run by ctest
+ * before this suite into $ZLINK_TLS_CERTS. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlink.h>
+
+#include <mbedtls/pk.h>
+#include <mbedtls/ssl.h>
+#include <mbedtls/version.h>
+
+#include "raw_socket.h"
+#include "testutil.h"
+#include "transport/tls_internal.h"
+#if !defined(_WIN32)
+#include <signal.h>
+#endif
+
+#define WAIT_MS 5000
+
+static char certs_dir[512];
+
+/* The path of a generated file; four may be in use at once. */
+static const char *cert(const char *name)
+{
+    static char paths[4][600];
+    static int next;
+    char *p = paths[next++ % 4];
+    snprintf(p, 600, "%s/%s", certs_dir, name);
+    return p;
+}
+
+static char *read_file(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    ck_assert_msg(f != NULL, "cannot open %s", path);
+    static char buf[16384];
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    char *copy = malloc(n + 1);
+    ck_assert_ptr_nonnull(copy);
+    memcpy(copy, buf, n + 1);
+    return copy;
+}
+
+static void set_int(void *s, int option, int value)
+{
+    ck_assert_int_eq(zlink_setsockopt(s, option, &value, sizeof value), 0);
+}
+
+static void set_str(void *s, int option, const char *value)
+{
+    ck_assert_int_eq(zlink_setsockopt(s, option, value, strlen(value)), 0);
+}
+
+/* A server with chain and key files from the generated set. */
+static void server_identity(void *s, const char *chain, const char *key)
+{
+    set_str(s, ZLINK_TLS_CERT, cert(chain));
+    set_str(s, ZLINK_TLS_KEY, cert(key));
+}
+
+/* A client trusting ca that checks the name "localhost". */
+static void client_trust(void *s, const char *ca)
+{
+    set_str(s, ZLINK_TLS_CA, cert(ca));
+    set_str(s, ZLINK_TLS_HOSTNAME, "localhost");
+}
+
+static void bind_tls(void *s, char *endpoint, size_t cap)
+{
+    ck_assert_int_eq(zlink_bind(s, "tls://127.0.0.1:*"), 0);
+    size_t len = cap;
+    ck_assert_int_eq(zlink_getsockopt(s, ZLINK_LAST_ENDPOINT, endpoint, &len),
+                     0);
+    ck_assert_msg(strncmp(endpoint, "tls://127.0.0.1:", 16) == 0,
+                  "LAST_ENDPOINT %s", endpoint);
+}
+
+static int endpoint_port(const char *endpoint)
+{
+    return atoi(strrchr(endpoint, ':') + 1);
+}
+
+static void *socket_of(void *ctx, int type)
+{
+    void *s = zlink_socket(ctx, type);
+    ck_assert_ptr_nonnull(s);
+    set_int(s, ZLINK_LINGER, 0);
+    set_int(s, ZLINK_RCVTIMEO, WAIT_MS);
+    set_int(s, ZLINK_SNDTIMEO, WAIT_MS);
+    return s;
+}
+
+/* ---- monitors ---- */
+
+static void *open_monitor(void *ctx, void *socket, const char *name)
+{
+    ck_assert_int_eq(zlink_socket_monitor(socket, name, ZLINK_EVENT_ALL), 0);
+    void *m = zlink_socket(ctx, ZLINK_PAIR);
+    ck_assert_ptr_nonnull(m);
+    set_int(m, ZLINK_LINGER, 0);
+    set_int(m, ZLINK_RCVTIMEO, 100);
+    ck_assert_int_eq(zlink_connect(m, name), 0);
+    return m;
+}
+
+/* Waits for event want; its value goes to *value. */
+static bool wait_event(void *monitor, int want, uint32_t *value)
+{
+    uint64_t deadline = zl_test_now_ms() + WAIT_MS;
+    while (zl_test_now_ms() < deadline) {
+        uint8_t frame[6];
+        char endpoint[256];
+        if (zlink_recv(monitor, frame, sizeof frame, 0) != 6)
+            continue;
+        ck_assert_int_ge(zlink_recv(monitor, endpoint, sizeof endpoint, 0), 0);
+        uint16_t ev;
+        memcpy(&ev, frame, 2);
+        if (ev == want) {
+            memcpy(value, frame + 2, 4);
+            return true;
+        }
+    }
+    return false;
+}
+
+static void expect_event(void *monitor, int want, uint32_t want_value)
+{
+    uint32_t value = 0;
+    ck_assert_msg(wait_event(monitor, want, &value),
+                  "event 0x%x (value 0x%x) never came", want, want_value);
+    ck_assert_msg(value == want_value, "event 0x%x: value 0x%x, want 0x%x",
+                  want, value, want_value);
+}
+
+/* ---- exchanges ---- */
+
+static void send_str(void *s, const char *text, int flags)
+{
+    int n = (int)strlen(text);
+    ck_assert_int_eq(zlink_send(s, text, (size_t)n, flags), n);
+}
+
+static void recv_str(void *s, const char *want)
+{
+    char buf[256];
+    int n = zlink_recv(s, buf, sizeof buf - 1, 0);
+    ck_assert_msg(n >= 0, "recv failed: %s", zlink_strerror(zlink_errno()));
+    buf[n < 0 ? 0 : n] = '\0';
+    ck_assert_str_eq(buf, want);
+}
+
+/* A multipart message and a 1 MiB one from a to b; b may be a ROUTER
+ * (whose first part is the routing id, returned in id). */
+static void exchange(void *from, void *to, bool to_is_router, char *id,
+                     size_t *id_len)
+{
+    send_str(from, "part one", ZLINK_SNDMORE);
+    send_str(from, "part two", 0);
+    size_t big = 1024 * 1024;
+    char *body = malloc(big);
+    char *got = malloc(big);
+    ck_assert(body && got);
+    for (size_t i = 0; i < big; i++)
+        body[i] = (char)(i * 7 + 3);
+    ck_assert_int_eq(zlink_send(from, body, big, 0), (int)big);
+    if (to_is_router) {
+        int n = zlink_recv(to, id, 255, 0);
+        ck_assert_int_gt(n, 0);
+        *id_len = (size_t)n;
+    }
+    recv_str(to, "part one");
+    int more = 0;
+    size_t more_len = sizeof more;
+    zlink_getsockopt(to, ZLINK_RCVMORE, &more, &more_len);
+    ck_assert_int_eq(more, 1);
+    recv_str(to, "part two");
+    if (to_is_router)
+        ck_assert_int_gt(zlink_recv(to, id, 255, 0), 0);
+    ck_assert_int_eq(zlink_recv(to, got, big, 0), (int)big);
+    ck_assert(memcmp(body, got, big) == 0);
+    free(body);
+    free(got);
+}
+
+/* A server and client with the standard certificates, connected. */
+typedef struct tls_pair {
+    void *ctx, *server, *client;
+    char endpoint[128];
+} tls_pair;
+
+static void pair_open(tls_pair *p, int server_type, int client_type)
+{
+    p->ctx = zlink_ctx_new();
+    ck_assert_ptr_nonnull(p->ctx);
+    p->server = socket_of(p->ctx, server_type);
+    p->client = socket_of(p->ctx, client_type);
+    server_identity(p->server, "server-chain.pem", "server.key");
+    client_trust(p->client, "root.pem");
+    bind_tls(p->server, p->endpoint, sizeof p->endpoint);
+    ck_assert_int_eq(zlink_connect(p->client, p->endpoint), 0);
+}
+
+static void pair_close(tls_pair *p)
+{
+    zlink_close(p->client);
+    zlink_close(p->server);
+    zlink_ctx_term(p->ctx);
+}
+
+/* ---- the transport ---- */
+
+START_TEST(has_tls)
+{
+    ck_assert_int_eq(zlink_has("tls"), 1);
+}
+END_TEST
+
+START_TEST(options_round_trip)
+{
+    void *ctx = zlink_ctx_new();
+    void *s = socket_of(ctx, ZLINK_DEALER);
+    char buf[64];
+    size_t len = sizeof buf;
+    ck_assert_int_eq(zlink_getsockopt(s, ZLINK_TLS_CERT, buf, &len), 0);
+    ck_assert_int_eq((int)len, 1);
+    ck_assert_str_eq(buf, "");
+    int v = -1;
+    size_t vlen = sizeof v;
+    ck_assert_int_eq(zlink_getsockopt(s, ZLINK_TLS_VERIFY, &v, &vlen), 0);
+    ck_assert_int_eq(v, 1);
+    ck_assert_int_eq(
+        zlink_getsockopt(s, ZLINK_TLS_REQUIRE_CLIENT_CERT, &v, &vlen), 0);
+    ck_assert_int_eq(v, 0);
+    int options[] = {ZLINK_TLS_CERT,         ZLINK_TLS_KEY,
+                     ZLINK_TLS_KEY_PASSWORD, ZLINK_TLS_CA,
+                     ZLINK_TLS_CERT_PEM,     ZLINK_TLS_KEY_PEM,
+                     ZLINK_TLS_CA_PEM,       ZLINK_TLS_HOSTNAME};
+    for (size_t i = 0; i < sizeof options / sizeof options[0]; i++) {
+        char value[32];
+        snprintf(value, sizeof value, "value-%d", options[i]);
+        set_str(s, options[i], value);
+        len = sizeof buf;
+        ck_assert_int_eq(zlink_getsockopt(s, options[i], buf, &len), 0);
+        ck_assert_str_eq(buf, value);
+        ck_assert_int_eq((int)len, (int)strlen(value) + 1);
+        len = 3; /* too small */
+        ck_assert_int_eq(zlink_getsockopt(s, options[i], buf, &len), -1);
+        ck_assert_int_eq(zlink_errno(), EINVAL);
+    }
+    /* With its NUL, as C callers often pass it; empty unsets. */
+    ck_assert_int_eq(zlink_setsockopt(s, ZLINK_TLS_HOSTNAME, "h", 2), 0);
+    len = sizeof buf;
+    ck_assert_int_eq(zlink_getsockopt(s, ZLINK_TLS_HOSTNAME, buf, &len), 0);
+    ck_assert_str_eq(buf, "h");
+    ck_assert_int_eq(zlink_setsockopt(s, ZLINK_TLS_HOSTNAME, "", 0), 0);
+    len = sizeof buf;
+    ck_assert_int_eq(zlink_getsockopt(s, ZLINK_TLS_HOSTNAME, buf, &len), 0);
+    ck_assert_str_eq(buf, "");
+    ck_assert_int_eq(zlink_setsockopt(s, ZLINK_TLS_HOSTNAME, "a\0b", 3), -1);
+    ck_assert_int_eq(zlink_errno(), EINVAL);
+    v = 2;
+    ck_assert_int_eq(zlink_setsockopt(s, ZLINK_TLS_VERIFY, &v, sizeof v), -1);
+    ck_assert_int_eq(zlink_errno(), EINVAL);
+    set_int(s, ZLINK_TLS_VERIFY, 0);
+    vlen = sizeof v;
+    ck_assert_int_eq(zlink_getsockopt(s, ZLINK_TLS_VERIFY, &v, &vlen), 0);
+    ck_assert_int_eq(v, 0);
+    zlink_close(s);
+    zlink_ctx_term(ctx);
+}
+END_TEST
+
+/* Unusable settings fail bind and connect, never a connection later. */
+START_TEST(bad_settings_fail_bind_and_connect)
+{
+    void *ctx = zlink_ctx_new();
+    void *s = socket_of(ctx, ZLINK_ROUTER);
+    /* A server needs a certificate. */
+    ck_assert_int_eq(zlink_bind(s, "tls://127.0.0.1:*"), -1);
+    ck_assert_int_eq(zlink_errno(), EINVAL);
+    set_str(s, ZLINK_TLS_CERT, cert("missing.pem"));
+    set_str(s, ZLINK_TLS_KEY, cert("server.key"));
+    ck_assert_int_eq(zlink_bind(s, "tls://127.0.0.1:*"), -1);
+    ck_assert_int_eq(zlink_errno(), EINVAL);
+    /* A key that does not parse (a certificate given as the key). */
+    set_str(s, ZLINK_TLS_CERT, cert("server.pem"));
+    set_str(s, ZLINK_TLS_KEY, cert("server.pem"));
+    ck_assert_int_eq(zlink_bind(s, "tls://127.0.0.1:*"), -1);
+    ck_assert_int_eq(zlink_errno(), EINVAL);
+    /* An encrypted key needs its password. */
+    set_str(s, ZLINK_TLS_KEY, cert("server-enc.key"));
+    ck_assert_int_eq(zlink_bind(s, "tls://127.0.0.1:*"), -1);
+    set_str(s, ZLINK_TLS_KEY_PASSWORD, "wrong");
+    ck_assert_int_eq(zlink_bind(s, "tls://127.0.0.1:*"), -1);
+    set_str(s, ZLINK_TLS_KEY_PASSWORD, "secret");
+    ck_assert_int_eq(zlink_bind(s, "tls://127.0.0.1:*"), 0);
+    void *c = socket_of(ctx, ZLINK_DEALER);
+    set_str(c, ZLINK_TLS_CA, cert("missing.pem"));
+    ck_assert_int_eq(zlink_connect(c, "tls://127.0.0.1:5555"), -1);
+    ck_assert_int_eq(zlink_errno(), EINVAL);
+    zlink_close(c);
+    zlink_close(s);
+    zlink_ctx_term(ctx);
+}
+END_TEST
+
+START_TEST(dealer_router_multipart_and_large)
+{
+    tls_pair p;
+    pair_open(&p, ZLINK_ROUTER, ZLINK_DEALER);
+    char id[256];
+    size_t id_len = 0;
+    exchange(p.client, p.server, true, id, &id_len);
+    /* And back, through the routing id: multipart, then 1 MiB. */
+    ck_assert_int_eq(zlink_send(p.server, id, id_len, ZLINK_SNDMORE),
+                     (int)id_len);
+    send_str(p.server, "back one", ZLINK_SNDMORE);
+    send_str(p.server, "back two", 0);
+    size_t big = 1024 * 1024;
+    char *body = calloc(1, big), *got = malloc(big);
+    ck_assert(body && got);
+    body[big - 1] = 'z';
+    ck_assert_int_eq(zlink_send(p.server, id, id_len, ZLINK_SNDMORE),
+                     (int)id_len);
+    ck_assert_int_eq(zlink_send(p.server, body, big, 0), (int)big);
+    recv_str(p.client, "back one");
+    recv_str(p.client, "back two");
+    ck_assert_int_eq(zlink_recv(p.client, got, big, 0), (int)big);
+    ck_assert(memcmp(body, got, big) == 0);
+    free(body);
+    free(got);
+    pair_close(&p);
+}
+END_TEST
+
+/* Every pattern over tls (bound side first in each pair). */
+START_TEST(every_socket_type)
+{
+    static const int pairs[][2] = {
+        {ZLINK_PAIR, ZLINK_PAIR},     {ZLINK_ROUTER, ZLINK_DEALER},
+        {ZLINK_DEALER, ZLINK_DEALER}, {ZLINK_DEALER, ZLINK_ROUTER},
+        {ZLINK_PUB, ZLINK_SUB},       {ZLINK_XPUB, ZLINK_XSUB},
+        {ZLINK_PUB, ZLINK_XSUB},      {ZLINK_XPUB, ZLINK_SUB},
+    };
+    for (size_t i = 0; i < sizeof pairs / sizeof pairs[0]; i++) {
+        tls_pair p;
+        pair_open(&p, pairs[i][0], pairs[i][1]);
+        int server = pairs[i][0], client = pairs[i][1];
+        if (client == ZLINK_SUB)
+            ck_assert_int_eq(zlink_setsockopt(p.client, ZLINK_SUBSCRIBE, "", 0),
+                             0);
+        if (client == ZLINK_XSUB) {
+            uint8_t sub = 1;
+            ck_assert_int_eq(zlink_send(p.client, &sub, 1, 0), 1);
+        }
+        if (server == ZLINK_PUB || server == ZLINK_XPUB) {
+            if (server == ZLINK_XPUB) {
+                char sub[8];
+                ck_assert_int_eq(zlink_recv(p.server, sub, sizeof sub, 0), 1);
+            }
+            /* Until the subscription has arrived, messages are dropped. */
+            set_int(p.client, ZLINK_RCVTIMEO, 50);
+            char buf[16];
+            int n = -1;
+            for (int tries = 0; tries < 100 && n < 0; tries++) {
+                send_str(p.server, "hello", 0);
+                n = zlink_recv(p.client, buf, sizeof buf, 0);
+            }
+            ck_assert_int_eq(n, 5);
+            /* Every "hello" still on its way comes before this one. */
+            set_int(p.client, ZLINK_RCVTIMEO, WAIT_MS);
+            send_str(p.server, "sync", 0);
+            do {
+                n = zlink_recv(p.client, buf, sizeof buf - 1, 0);
+                ck_assert_int_ge(n, 0);
+                buf[n < 0 ? 0 : n] = '\0';
+            } while (strcmp(buf, "sync") != 0);
+            exchange(p.server, p.client, false, NULL, NULL);
+        } else if (server == ZLINK_ROUTER) {
+            char id[256];
+            size_t id_len;
+            exchange(p.client, p.server, true, id, &id_len);
+        } else if (client == ZLINK_ROUTER) {
+            /* The ROUTER learns the DEALER's id from its first message. */
+            exchange(p.server, p.client, true, (char[256]){0}, &(size_t){0});
+        } else {
+            exchange(p.client, p.server, false, NULL, NULL);
+            exchange(p.server, p.client, false, NULL, NULL);
+        }
+        pair_close(&p);
+    }
+}
+END_TEST
+
+/* Many small messages in both directions: batches become records. */
+START_TEST(many_small_messages)
+{
+    tls_pair p;
+    pair_open(&p, ZLINK_PAIR, ZLINK_PAIR);
+    char buf[64];
+    for (int i = 0; i < 20000; i++) {
+        int n = snprintf(buf, sizeof buf, "message %d", i);
+        ck_assert_int_eq(zlink_send(p.client, buf, (size_t)n, 0), n);
+    }
+    for (int i = 0; i < 20000; i++) {
+        char want[64];
+        snprintf(want, sizeof want, "message %d", i);
+        recv_str(p.server, want);
+    }
+    pair_close(&p);
+}
+END_TEST
+
+START_TEST(pem_in_memory)
+{
+    void *ctx = zlink_ctx_new();
+    void *server = socket_of(ctx, ZLINK_PAIR);
+    void *client = socket_of(ctx, ZLINK_PAIR);
+    char *chain = read_file(cert("server-chain.pem"));
+    char *key = read_file(cert("server.key"));
+    char *ca = read_file(cert("root.pem"));
+    char *client_chain = read_file(cert("client-chain.pem"));
+    char *client_key = read_file(cert("client.key"));
+    set_str(server, ZLINK_TLS_CERT_PEM, chain);
+    set_str(server, ZLINK_TLS_KEY_PEM, key);
+    set_str(server, ZLINK_TLS_CA_PEM, ca);
+    set_int(server, ZLINK_TLS_REQUIRE_CLIENT_CERT, 1);
+    set_str(client, ZLINK_TLS_CERT_PEM, client_chain);
+    set_str(client, ZLINK_TLS_KEY_PEM, client_key);
+    set_str(client, ZLINK_TLS_CA_PEM, ca);
+    set_str(client, ZLINK_TLS_HOSTNAME, "localhost");
+    char endpoint[128];
+    bind_tls(server, endpoint, sizeof endpoint);
+    ck_assert_int_eq(zlink_connect(client, endpoint), 0);
+    exchange(client, server, false, NULL, NULL);
+    exchange(server, client, false, NULL, NULL);
+    free(chain);
+    free(key);
+    free(ca);
+    free(client_chain);
+    free(client_key);
+    zlink_close(client);
+    zlink_close(server);
+    zlink_ctx_term(ctx);
+}
+END_TEST
+
+/* Client certificates from files, an encrypted server key, and the
+ * endpoint's own host name checked ("localhost"). */
+START_TEST(client_certificate_and_encrypted_key)
+{
+    void *ctx = zlink_ctx_new();
+    void *server = socket_of(ctx, ZLINK_ROUTER);
+    void *client = socket_of(ctx, ZLINK_DEALER);
+    set_str(server, ZLINK_TLS_CERT, cert("server-chain.pem"));
+    set_str(server, ZLINK_TLS_KEY, cert("server-enc.key"));
+    set_str(server, ZLINK_TLS_KEY_PASSWORD, "secret");
+    set_str(server, ZLINK_TLS_CA, cert("root.pem"));
+    set_int(server, ZLINK_TLS_REQUIRE_CLIENT_CERT, 1);
+    server_identity(client, "client-chain.pem", "client.key");
+    set_str(client, ZLINK_TLS_CA, cert("root.pem"));
+    ck_assert_int_eq(zlink_bind(server, "tls://localhost:*"), 0);
+    char endpoint[128];
+    size_t len = sizeof endpoint;
+    ck_assert_int_eq(
+        zlink_getsockopt(server, ZLINK_LAST_ENDPOINT, endpoint, &len), 0);
+    char by_name[160];
+    snprintf(by_name, sizeof by_name, "tls://localhost:%d",
+             endpoint_port(endpoint));
+    ck_assert_int_eq(zlink_connect(client, by_name), 0);
+    char id[256];
+    size_t id_len;
+    exchange(client, server, true, id, &id_len);
+    zlink_close(client);
+    zlink_close(server);
+    zlink_ctx_term(ctx);
+}
+END_TEST
+
+START_TEST(unbind_and_disconnect)
+{
+    tls_pair p;
+    pair_open(&p, ZLINK_ROUTER, ZLINK_DEALER);
+    send_str(p.client, "one", 0);
+    char id[256];
+    ck_assert_int_gt(zlink_recv(p.server, id, sizeof id, 0), 0);
+    recv_str(p.server, "one");
+    ck_assert_int_eq(zlink_disconnect(p.client, p.endpoint), 0);
+    ck_assert_int_eq(zlink_unbind(p.server, p.endpoint), 0);
+    ck_assert_int_eq(zlink_unbind(p.server, p.endpoint), -1);
+    ck_assert_int_eq(zlink_errno(), ENOENT);
+    /* The port is freed (by the I/O thread): bind it once more. */
+    uint64_t deadline = zl_test_now_ms() + WAIT_MS;
+    while (zlink_bind(p.server, p.endpoint) != 0) {
+        ck_assert_msg(zl_test_now_ms() < deadline, "port never freed");
+        zl_test_sleep_ms(10);
+    }
+    ck_assert_int_eq(zlink_connect(p.client, p.endpoint), 0);
+    send_str(p.client, "two", 0);
+    ck_assert_int_gt(zlink_recv(p.server, id, sizeof id, 0), 0);
+    recv_str(p.server, "two");
+    pair_close(&p);
+}
+END_TEST
+
+/* ---- certificate failures ---- */
+
+typedef struct failure_case {
+    const char *name;
+    const char *server_chain, *server_key; /* server's certificate */
+    const char *client_ca;                 /* NULL: none set */
+    const char *client_chain, *client_key; /* NULL: no client certificate */
+    int require_client_cert;
+    bool client_side; /* the client reports; else the server does */
+    int event;
+    uint32_t value;
+} failure_case;
+
+static const failure_case failures[] = {
+    {"self-signed server", "selfsigned.pem", "selfsigned.key", "root.pem", NULL,
+     NULL, 0, true, ZLINK_EVENT_HANDSHAKE_FAILED_AUTH,
+     ZLINK_TLS_AUTH_CERT_UNTRUSTED},
+    {"chain from another CA", "server-chain.pem", "server.key", "other.pem",
+     NULL, NULL, 0, true, ZLINK_EVENT_HANDSHAKE_FAILED_AUTH,
+     ZLINK_TLS_AUTH_CERT_UNTRUSTED},
+    {"chain without its intermediate", "server.pem", "server.key", "root.pem",
+     NULL, NULL, 0, true, ZLINK_EVENT_HANDSHAKE_FAILED_AUTH,
+     ZLINK_TLS_AUTH_CERT_UNTRUSTED},
+    {"wrong host name", "wronghost-chain.pem", "wronghost.key", "root.pem",
+     NULL, NULL, 0, true, ZLINK_EVENT_HANDSHAKE_FAILED_AUTH,
+     ZLINK_TLS_AUTH_HOSTNAME_MISMATCH},
+    {"expired", "expired-chain.pem", "expired.key", "root.pem", NULL, NULL, 0,
+     true, ZLINK_EVENT_HANDSHAKE_FAILED_AUTH, ZLINK_TLS_AUTH_CERT_EXPIRED},
+    {"missing client certificate", "server-chain.pem", "server.key", "root.pem",
+     NULL, NULL, 1, false, ZLINK_EVENT_HANDSHAKE_FAILED_AUTH,
+     ZLINK_TLS_AUTH_NO_PEER_CERT},
+    {"self-signed client", "server-chain.pem", "server.key", "root.pem",
+     "selfsigned.pem", "selfsigned.key", 1, false,
+     ZLINK_EVENT_HANDSHAKE_FAILED_AUTH, ZLINK_TLS_AUTH_CERT_UNTRUSTED},
+    {"client told of its rejection", "server-chain.pem", "server.key",
+     "root.pem", "selfsigned.pem", "selfsigned.key", 1, true,
+     ZLINK_EVENT_HANDSHAKE_FAILED_AUTH, ZLINK_TLS_AUTH_PEER_REJECTED},
+};
+
+static void run_failure(const failure_case *c)
+{
+    void *ctx = zlink_ctx_new();
+    void *server = socket_of(ctx, ZLINK_ROUTER);
+    void *client = socket_of(ctx, ZLINK_DEALER);
+    server_identity(server, c->server_chain, c->server_key);
+    if (c->require_client_cert) {
+        set_int(server, ZLINK_TLS_REQUIRE_CLIENT_CERT, 1);
+        set_str(server, ZLINK_TLS_CA, cert("root.pem"));
+    }
+    client_trust(client, c->client_ca);
+    if (c->client_chain)
+        server_identity(client, c->client_chain, c->client_key);
+    void *monitor = open_monitor(ctx, c->client_side ? client : server,
+                                 "inproc://failure-monitor");
+    char endpoint[128];
+    bind_tls(server, endpoint, sizeof endpoint);
+    ck_assert_int_eq(zlink_connect(client, endpoint), 0);
+    uint32_t value = 0;
+    ck_assert_msg(wait_event(monitor, c->event, &value), "%s: no event 0x%x",
+                  c->name, c->event);
+    ck_assert_msg(value == c->value, "%s: value 0x%x, want 0x%x", c->name,
+                  value, c->value);
+    /* Nothing ever crosses. */
+    set_int(client, ZLINK_SNDTIMEO, 0);
+    zlink_send(client, "x", 1, ZLINK_DONTWAIT);
+    set_int(server, ZLINK_RCVTIMEO, 200);
+    char buf[16];
+    ck_assert_int_eq(zlink_recv(server, buf, sizeof buf, 0), -1);
+    zlink_close(monitor);
+    zlink_close(client);
+    zlink_close(server);
+    zlink_ctx_term(ctx);
+}
+
+START_TEST(certificate_failures)
+{
+    run_failure(&failures[_i]);
+}
+END_TEST
+
+/* No CA given: the system store, which does not know our root; never an
+ * unverified connection. Without a store, connect fails outright. */
+START_TEST(no_ca_uses_system_store)
+{
+    void *ctx = zlink_ctx_new();
+    void *server = socket_of(ctx, ZLINK_ROUTER);
+    void *client = socket_of(ctx, ZLINK_DEALER);
+    server_identity(server, "server-chain.pem", "server.key");
+    set_str(client, ZLINK_TLS_HOSTNAME, "localhost");
+    void *monitor = open_monitor(ctx, client, "inproc://store-monitor");
+    char endpoint[128];
+    bind_tls(server, endpoint, sizeof endpoint);
+    if (zlink_connect(client, endpoint) == 0) {
+        expect_event(monitor, ZLINK_EVENT_HANDSHAKE_FAILED_AUTH,
+                     ZLINK_TLS_AUTH_CERT_UNTRUSTED);
+    } else {
+        ck_assert_int_eq(zlink_errno(), EINVAL);
+        fprintf(stderr, "no_ca_uses_system_store: no system trust store\n");
+    }
+    /* VERIFY 0 is the one way to accept any server. */
+    void *trusting = socket_of(ctx, ZLINK_DEALER);
+    set_int(trusting, ZLINK_TLS_VERIFY, 0);
+    ck_assert_int_eq(zlink_connect(trusting, endpoint), 0);
+    send_str(trusting, "anyway", 0);
+    char id[256];
+    ck_assert_int_gt(zlink_recv(server, id, sizeof id, 0), 0);
+    recv_str(server, "anyway");
+    zlink_close(trusting);
+    zlink_close(monitor);
+    zlink_close(client);
+    zlink_close(server);
+    zlink_ctx_term(ctx);
+}
+END_TEST
+
+/* A plaintext ZMTP peer on a tls endpoint, and a TLS client on a tcp one. */
+START_TEST(plaintext_and_tls_mixed)
+{
+    void *ctx = zlink_ctx_new();
+    void *server = socket_of(ctx, ZLINK_ROUTER);
+    server_identity(server, "server-chain.pem", "server.key");
+    void *server_monitor = open_monitor(ctx, server, "inproc://tls-server");
+    char endpoint[128];
+    bind_tls(server, endpoint, sizeof endpoint);
+    void *plain = socket_of(ctx, ZLINK_DEALER);
+    char tcp[160];
+    snprintf(tcp, sizeof tcp, "tcp://127.0.0.1:%d", endpoint_port(endpoint));
+    ck_assert_int_eq(zlink_connect(plain, tcp), 0);
+    expect_event(server_monitor, ZLINK_EVENT_HANDSHAKE_FAILED_PROTOCOL,
+                 ZLINK_PROTOCOL_ERROR_TLS_NOT_TLS);
+
+    void *tcp_server = socket_of(ctx, ZLINK_ROUTER);
+    void *tcp_monitor = open_monitor(ctx, tcp_server, "inproc://tcp-server");
+    ck_assert_int_eq(zlink_bind(tcp_server, "tcp://127.0.0.1:*"), 0);
+    size_t len = sizeof tcp;
+    zlink_getsockopt(tcp_server, ZLINK_LAST_ENDPOINT, tcp, &len);
+    void *client = socket_of(ctx, ZLINK_DEALER);
+    client_trust(client, "root.pem");
+    void *client_monitor = open_monitor(ctx, client, "inproc://tls-client");
+    char tls[160];
+    snprintf(tls, sizeof tls, "tls://127.0.0.1:%d", endpoint_port(tcp));
+    ck_assert_int_eq(zlink_connect(client, tls), 0);
+    expect_event(tcp_monitor, ZLINK_EVENT_HANDSHAKE_FAILED_PROTOCOL,
+                 ZLINK_PROTOCOL_ERROR_ZMTP_UNSPECIFIED);
+    expect_event(client_monitor, ZLINK_EVENT_HANDSHAKE_FAILED_PROTOCOL,
+                 ZLINK_PROTOCOL_ERROR_TLS_NOT_TLS);
+    zlink_close(client_monitor);
+    zlink_close(tcp_monitor);
+    zlink_close(server_monitor);
+    zlink_close(client);
+    zlink_close(tcp_server);
+    zlink_close(plain);
+    zlink_close(server);
+    zlink_ctx_term(ctx);
+}
+END_TEST
+
+/* ---- hostile input ---- */
+
+/* A tls ROUTER with a good DEALER connected, watched by a monitor. */
+typedef struct hostile {
+    void *ctx, *router, *dealer, *monitor;
+    char endpoint[128];
+    int port, checks;
+} hostile;
+
+static void hostile_open(hostile *h, int handshake_ivl)
+{
+    h->ctx = zlink_ctx_new();
+    h->router = socket_of(h->ctx, ZLINK_ROUTER);
+    server_identity(h->router, "server-chain.pem", "server.key");
+    if (handshake_ivl)
+        set_int(h->router, ZLINK_HANDSHAKE_IVL, handshake_ivl);
+    h->monitor = open_monitor(h->ctx, h->router, "inproc://hostile");
+    bind_tls(h->router, h->endpoint, sizeof h->endpoint);
+    h->port = endpoint_port(h->endpoint);
+    h->dealer = socket_of(h->ctx, ZLINK_DEALER);
+    client_trust(h->dealer, "root.pem");
+    ck_assert_int_eq(zlink_connect(h->dealer, h->endpoint), 0);
+    h->checks = 0;
+}
+
+/* The good connection still carries a round trip. */
+static void check_good_peer(hostile *h)
+{
+    char text[32], id[256];
+    snprintf(text, sizeof text, "good-%d", h->checks++);
+    send_str(h->dealer, text, 0);
+    int id_len = zlink_recv(h->router, id, sizeof id, 0);
+    ck_assert_int_gt(id_len, 0);
+    recv_str(h->router, text);
+    ck_assert_int_eq(zlink_send(h->router, id, (size_t)id_len, ZLINK_SNDMORE),
+                     id_len);
+    send_str(h->router, text, 0);
+    recv_str(h->dealer, text);
+}
+
+static void hostile_close(hostile *h)
+{
+    zlink_close(h->monitor);
+    zlink_close(h->dealer);
+    zlink_close(h->router);
+    zlink_ctx_term(h->ctx);
+}
+
+/* Sends bytes as a raw peer; expects the server to close the connection
+ * and report event/value (value ignored for 0). */
+static void raw_case(hostile *h, const void *bytes, size_t len, bool keep_open,
+                     int event, uint32_t value)
+{
+    check_good_peer(h);
+    raw_fd fd = raw_connect(h->port);
+    raw_send(fd, bytes, len);
+    if (!keep_open)
+#if defined(_WIN32)
+        shutdown(fd, SD_SEND);
+#else
+        shutdown(fd, SHUT_WR);
+#endif
+    expect_event(h->monitor, event, value);
+    ck_assert(raw_closed_by_peer(fd, WAIT_MS));
+    raw_close(fd);
+    check_good_peer(h);
+}
+
+START_TEST(raw_garbage)
+{
+    hostile h;
+    hostile_open(&h, 0);
+    static const char http[] = "GET / HTTP/1.1\r\nHost: x\r\n\r\n";
+    raw_case(&h, http, sizeof http - 1, true,
+             ZLINK_EVENT_HANDSHAKE_FAILED_PROTOCOL,
+             ZLINK_PROTOCOL_ERROR_TLS_NOT_TLS);
+    /* A handshake record whose contents are junk. */
+    uint8_t junk[5 + 64] = {0x16, 0x03, 0x01, 0x00, 64};
+    for (int i = 5; i < (int)sizeof junk; i++)
+        junk[i] = (uint8_t)(i * 37);
+    raw_case(&h, junk, sizeof junk, true, ZLINK_EVENT_HANDSHAKE_FAILED_PROTOCOL,
+             ZLINK_PROTOCOL_ERROR_TLS_HANDSHAKE);
+    /* A ZMTP greeting, as a plaintext libzmq peer sends it. */
+    uint8_t greeting[10] = {0xff, 0, 0, 0, 0, 0, 0, 0, 1, 0x7f};
+    raw_case(&h, greeting, sizeof greeting, true,
+             ZLINK_EVENT_HANDSHAKE_FAILED_PROTOCOL,
+             ZLINK_PROTOCOL_ERROR_TLS_NOT_TLS);
+    hostile_close(&h);
+}
+END_TEST
+
+START_TEST(raw_oversized_record)
+{
+    hostile h;
+    hostile_open(&h, 0);
+    uint8_t header[5] = {0x16, 0x03, 0x03, 0xff, 0xff};
+    raw_case(&h, header, sizeof header, true,
+             ZLINK_EVENT_HANDSHAKE_FAILED_PROTOCOL,
+             ZLINK_PROTOCOL_ERROR_TLS_OVERSIZED_RECORD);
+    hostile_close(&h);
+}
+END_TEST
+
+START_TEST(raw_truncated_record)
+{
+    hostile h;
+    hostile_open(&h, 0);
+    uint8_t part[5 + 20] = {0x16, 0x03, 0x01, 0x01, 0x00, 0x01};
+    raw_case(&h, part, sizeof part, false,
+             ZLINK_EVENT_HANDSHAKE_FAILED_PROTOCOL,
+             ZLINK_PROTOCOL_ERROR_TLS_TRUNCATED);
+    /* Cut inside the header itself. */
+    raw_case(&h, part, 3, false, ZLINK_EVENT_HANDSHAKE_FAILED_PROTOCOL,
+             ZLINK_PROTOCOL_ERROR_TLS_TRUNCATED);
+    hostile_close(&h);
+}
+END_TEST
+
+/* Half a ClientHello, then silence: HANDSHAKE_IVL frees the connection. */
+START_TEST(raw_stall_mid_handshake)
+{
+    hostile h;
+    hostile_open(&h, 300);
+    uint8_t part[5 + 20] = {0x16, 0x03, 0x01, 0x01, 0x00, 0x01};
+    raw_case(&h, part, sizeof part, true,
+             ZLINK_EVENT_HANDSHAKE_FAILED_NO_DETAIL, 0);
+    hostile_close(&h);
+}
+END_TEST
+
+/* ---- a real TLS client that misbehaves after its handshake ---- */
+
+static int raw_bio_send(void *ctx, const unsigned char *buf, size_t len)
+{
+    raw_fd fd = *(raw_fd *)ctx;
+    int n = (int)send(fd, (const char *)buf, (int)len, 0);
+    return n > 0 ? n : MBEDTLS_ERR_SSL_INTERNAL_ERROR;
+}
+
+static int raw_bio_recv(void *ctx, unsigned char *buf, size_t len)
+{
+    raw_fd fd = *(raw_fd *)ctx;
+    if (!raw_readable(fd, WAIT_MS))
+        return MBEDTLS_ERR_SSL_TIMEOUT;
+    int n = (int)recv(fd, (char *)buf, (int)len, 0);
+    return n > 0 ? n : MBEDTLS_ERR_SSL_CONN_EOF;
+}
+
+typedef struct raw_tls {
+    raw_fd fd;
+    mbedtls_ssl_config conf;
+    mbedtls_ssl_context ssl;
+} raw_tls;
+
+/* A blocking mbedTLS client on a raw socket, handshake done. */
+static void raw_tls_open(raw_tls *r, int port)
+{
+    r->fd = raw_connect(port);
+    mbedtls_ssl_config_init(&r->conf);
+    mbedtls_ssl_init(&r->ssl);
+    ck_assert_int_eq(mbedtls_ssl_config_defaults(&r->conf,
+                                                 MBEDTLS_SSL_IS_CLIENT,
+                                                 MBEDTLS_SSL_TRANSPORT_STREAM,
+                                                 MBEDTLS_SSL_PRESET_DEFAULT),
+                     0);
+    mbedtls_ssl_conf_rng(&r->conf, zl_tls_random, NULL);
+    mbedtls_ssl_conf_authmode(&r->conf, MBEDTLS_SSL_VERIFY_NONE);
+#if defined(MBEDTLS_SSL_RENEGOTIATION)
+    mbedtls_ssl_conf_renegotiation(&r->conf, MBEDTLS_SSL_RENEGOTIATION_ENABLED);
+#endif
+#if MBEDTLS_VERSION_NUMBER >= 0x03000000
+    mbedtls_ssl_conf_max_tls_version(&r->conf, MBEDTLS_SSL_VERSION_TLS1_2);
+#endif
+    ck_assert_int_eq(mbedtls_ssl_setup(&r->ssl, &r->conf), 0);
+    mbedtls_ssl_set_bio(&r->ssl, &r->fd, raw_bio_send, raw_bio_recv, NULL);
+    int rc = mbedtls_ssl_handshake(&r->ssl);
+    ck_assert_msg(rc == 0, "test client handshake: -0x%x", -rc);
+}
+
+static void raw_tls_close(raw_tls *r)
+{
+    mbedtls_ssl_free(&r->ssl);
+    mbedtls_ssl_config_free(&r->conf);
+    raw_close(r->fd);
+}
+
+#if defined(MBEDTLS_SSL_RENEGOTIATION)
+START_TEST(renegotiation_closes)
+{
+    hostile h;
+    hostile_open(&h, 0);
+    check_good_peer(&h);
+    raw_tls r;
+    raw_tls_open(&r, h.port);
+    /* Sends a ClientHello inside the session; the answer never comes. */
+    mbedtls_ssl_renegotiate(&r.ssl);
+    expect_event(h.monitor, ZLINK_EVENT_HANDSHAKE_FAILED_PROTOCOL,
+                 ZLINK_PROTOCOL_ERROR_TLS_RENEGOTIATION);
+    ck_assert(raw_closed_by_peer(r.fd, WAIT_MS));
+    raw_tls_close(&r);
+    check_good_peer(&h);
+    hostile_close(&h);
+}
+END_TEST
+#endif
+
+/* After a good handshake: a record that fails its MAC, and one that is
+ * too long, each close the connection. */
+START_TEST(bad_records_after_handshake)
+{
+    hostile h;
+    hostile_open(&h, 0);
+    for (int round = 0; round < 2; round++) {
+        check_good_peer(&h);
+        raw_tls r;
+        raw_tls_open(&r, h.port);
+        uint8_t record[5 + 48] = {0x17, 0x03, 0x03, 0x00, 48};
+        for (int i = 5; i < (int)sizeof record; i++)
+            record[i] = (uint8_t)(i * 13);
+        size_t len = sizeof record;
+        if (round == 1) {
+            record[3] = 0x60; /* 24 KiB claimed */
+            len = 5;
+        }
+        raw_send(r.fd, record, len);
+        expect_event(h.monitor, ZLINK_EVENT_HANDSHAKE_FAILED_PROTOCOL,
+                     round == 0 ? ZLINK_PROTOCOL_ERROR_TLS_BAD_RECORD
+                                : ZLINK_PROTOCOL_ERROR_TLS_OVERSIZED_RECORD);
+        ck_assert(raw_closed_by_peer(r.fd, WAIT_MS));
+        raw_tls_close(&r);
+        check_good_peer(&h);
+    }
+    hostile_close(&h);
+}
+END_TEST
+
+/* A peer that streams valid records of junk ZMTP far faster than it could
+ * be read: the frame decoder refuses it, and the filter's buffers stay
+ * bounded meanwhile (ASan sees the rest). */
+START_TEST(valid_records_bad_zmtp)
+{
+    hostile h;
+    hostile_open(&h, 0);
+    check_good_peer(&h);
+    raw_tls r;
+    raw_tls_open(&r, h.port);
+    uint8_t junk[4096];
+    memset(junk, 0xee, sizeof junk);
+    mbedtls_ssl_write(&r.ssl, junk, sizeof junk);
+    expect_event(h.monitor, ZLINK_EVENT_HANDSHAKE_FAILED_PROTOCOL,
+                 ZLINK_PROTOCOL_ERROR_ZMTP_UNSPECIFIED);
+    ck_assert(raw_closed_by_peer(r.fd, WAIT_MS));
+    raw_tls_close(&r);
+    check_good_peer(&h);
+    hostile_close(&h);
+}
+END_TEST
+
+/* ---- hostile servers: the zlink client's side ---- */
+
+/* A listening raw socket on 127.0.0.1; its port in *port. */
+static raw_fd raw_listen(int *port)
+{
+    raw_fd fd = socket(AF_INET, SOCK_STREAM, IPPROTO_TCP);
+    ck_assert(fd != RAW_INVALID);
+    struct sockaddr_in addr;
+    memset(&addr, 0, sizeof addr);
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ck_assert_int_eq(bind(fd, (struct sockaddr *)&addr, sizeof addr), 0);
+    ck_assert_int_eq(listen(fd, 4), 0);
+    socklen_t len = sizeof addr;
+    ck_assert_int_eq(getsockname(fd, (struct sockaddr *)&addr, &len), 0);
+    *port = ntohs(addr.sin_port);
+    return fd;
+}
+
+static raw_fd raw_accept(raw_fd listener)
+{
+    ck_assert(raw_readable(listener, WAIT_MS));
+    raw_fd fd = accept(listener, NULL, NULL);
+    ck_assert(fd != RAW_INVALID);
+    return fd;
+}
+
+/* A zlink DEALER connecting to a raw server, watched by a monitor. */
+typedef struct hostile_server {
+    void *ctx, *dealer, *monitor;
+    raw_fd listener, conn;
+} hostile_server;
+
+static void hostile_server_open(hostile_server *h)
+{
+    h->ctx = zlink_ctx_new();
+    h->dealer = socket_of(h->ctx, ZLINK_DEALER);
+    client_trust(h->dealer, "root.pem");
+    h->monitor = open_monitor(h->ctx, h->dealer, "inproc://hostile-server");
+    int port;
+    h->listener = raw_listen(&port);
+    char endpoint[64];
+    snprintf(endpoint, sizeof endpoint, "tls://127.0.0.1:%d", port);
+    ck_assert_int_eq(zlink_connect(h->dealer, endpoint), 0);
+    h->conn = raw_accept(h->listener);
+}
+
+static void hostile_server_close(hostile_server *h)
+{
+    if (h->conn != RAW_INVALID)
+        raw_close(h->conn);
+    raw_close(h->listener);
+    zlink_close(h->monitor);
+    zlink_close(h->dealer);
+    zlink_ctx_term(h->ctx);
+}
+
+/* What the client sends first (its ClientHello) is read and ignored. */
+static void server_answers(const void *bytes, size_t len, bool then_close,
+                           uint32_t want)
+{
+    hostile_server h;
+    hostile_server_open(&h);
+    /* All of it: a close with unread bytes would be a reset. */
+    uint8_t hello[5 + 65536];
+    ck_assert(raw_recv_exact(h.conn, hello, 5, WAIT_MS));
+    ck_assert_int_eq(hello[0], 0x16);
+    ck_assert(raw_recv_exact(h.conn, hello + 5,
+                             (size_t)hello[3] << 8 | hello[4], WAIT_MS));
+    raw_send(h.conn, bytes, len);
+    if (then_close) {
+        raw_close(h.conn);
+        h.conn = RAW_INVALID;
+    }
+    expect_event(h.monitor, ZLINK_EVENT_HANDSHAKE_FAILED_PROTOCOL, want);
+    if (h.conn != RAW_INVALID)
+        ck_assert(raw_closed_by_peer(h.conn, WAIT_MS));
+    hostile_server_close(&h);
+}
+
+START_TEST(client_refuses_hostile_servers)
+{
+    static const char http[] = "HTTP/1.1 200 OK\r\n\r\n";
+    server_answers(http, sizeof http - 1, false,
+                   ZLINK_PROTOCOL_ERROR_TLS_NOT_TLS);
+    uint8_t oversized[5] = {0x16, 0x03, 0x03, 0xff, 0xff};
+    server_answers(oversized, sizeof oversized, false,
+                   ZLINK_PROTOCOL_ERROR_TLS_OVERSIZED_RECORD);
+    uint8_t cut[5 + 10] = {0x16, 0x03, 0x03, 0x01, 0x00, 0x02};
+    server_answers(cut, sizeof cut, true, ZLINK_PROTOCOL_ERROR_TLS_TRUNCATED);
+}
+END_TEST
+
+#if defined(MBEDTLS_SSL_RENEGOTIATION)
+/* A real TLS server that asks the zlink client to renegotiate. */
+START_TEST(client_refuses_renegotiation)
+{
+    hostile_server h;
+    hostile_server_open(&h);
+    mbedtls_ssl_config conf;
+    mbedtls_ssl_context ssl;
+    mbedtls_x509_crt crt;
+    mbedtls_pk_context key;
+    mbedtls_ssl_config_init(&conf);
+    mbedtls_ssl_init(&ssl);
+    mbedtls_x509_crt_init(&crt);
+    mbedtls_pk_init(&key);
+    ck_assert_int_eq(
+        mbedtls_x509_crt_parse_file(&crt, cert("server-chain.pem")), 0);
+#if MBEDTLS_VERSION_NUMBER >= 0x03000000
+    ck_assert_int_eq(mbedtls_pk_parse_keyfile(&key, cert("server.key"), NULL,
+                                              zl_tls_random, NULL),
+                     0);
+#else
+    ck_assert_int_eq(mbedtls_pk_parse_keyfile(&key, cert("server.key"), NULL),
+                     0);
+#endif
+    ck_assert_int_eq(mbedtls_ssl_config_defaults(&conf, MBEDTLS_SSL_IS_SERVER,
+                                                 MBEDTLS_SSL_TRANSPORT_STREAM,
+                                                 MBEDTLS_SSL_PRESET_DEFAULT),
+                     0);
+    mbedtls_ssl_conf_rng(&conf, zl_tls_random, NULL);
+    ck_assert_int_eq(mbedtls_ssl_conf_own_cert(&conf, &crt, &key), 0);
+    mbedtls_ssl_conf_renegotiation(&conf, MBEDTLS_SSL_RENEGOTIATION_ENABLED);
+#if MBEDTLS_VERSION_NUMBER >= 0x03000000
+    mbedtls_ssl_conf_max_tls_version(&conf, MBEDTLS_SSL_VERSION_TLS1_2);
+#endif
+    ck_assert_int_eq(mbedtls_ssl_setup(&ssl, &conf), 0);
+    mbedtls_ssl_set_bio(&ssl, &h.conn, raw_bio_send, raw_bio_recv, NULL);
+    int rc = mbedtls_ssl_handshake(&ssl);
+    ck_assert_msg(rc == 0, "test server handshake: -0x%x", -rc);
+    /* Sends a HelloRequest; the client must not go along. */
+    mbedtls_ssl_renegotiate(&ssl);
+    expect_event(h.monitor, ZLINK_EVENT_HANDSHAKE_FAILED_PROTOCOL,
+                 ZLINK_PROTOCOL_ERROR_TLS_RENEGOTIATION);
+    ck_assert(raw_closed_by_peer(h.conn, WAIT_MS));
+    mbedtls_ssl_free(&ssl);
+    mbedtls_ssl_config_free(&conf);
+    mbedtls_x509_crt_free(&crt);
+    mbedtls_pk_free(&key);
+    hostile_server_close(&h);
+}
+END_TEST
+#endif
+
+static Suite *tls_suite(void)
+{
+    Suite *s = suite_create("tls");
+    TCase *transport = tcase_create("transport");
+    tcase_set_timeout(transport, 120);
+    tcase_add_test(transport, has_tls);
+    tcase_add_test(transport, options_round_trip);
+    tcase_add_test(transport, bad_settings_fail_bind_and_connect);
+    tcase_add_test(transport, dealer_router_multipart_and_large);
+    tcase_add_test(transport, every_socket_type);
+    tcase_add_test(transport, many_small_messages);
+    tcase_add_test(transport, pem_in_memory);
+    tcase_add_test(transport, client_certificate_and_encrypted_key);
+    tcase_add_test(transport, unbind_and_disconnect);
+    suite_add_tcase(s, transport);
+    TCase *failing = tcase_create("failures");
+    tcase_set_timeout(failing, 120);
+    tcase_add_loop_test(failing, certificate_failures, 0,
+                        (int)(sizeof failures / sizeof failures[0]));
+    tcase_add_test(failing, no_ca_uses_system_store);
+    tcase_add_test(failing, plaintext_and_tls_mixed);
+    suite_add_tcase(s, failing);
+    TCase *hostile_input = tcase_create("hostile");
+    tcase_set_timeout(hostile_input, 120);
+    tcase_add_test(hostile_input, raw_garbage);
+    tcase_add_test(hostile_input, raw_oversized_record);
+    tcase_add_test(hostile_input, raw_truncated_record);
+    tcase_add_test(hostile_input, raw_stall_mid_handshake);
+#if defined(MBEDTLS_SSL_RENEGOTIATION)
+    tcase_add_test(hostile_input, renegotiation_closes);
+#endif
+    tcase_add_test(hostile_input, bad_records_after_handshake);
+    tcase_add_test(hostile_input, valid_records_bad_zmtp);
+    tcase_add_test(hostile_input, client_refuses_hostile_servers);
+#if defined(MBEDTLS_SSL_RENEGOTIATION)
+    tcase_add_test(hostile_input, client_refuses_renegotiation);
+#endif
+    suite_add_tcase(s, hostile_input);
+    return s;
+}
+
+int main(void)
+{
+#if defined(_WIN32)
+    WSADATA wsa;
+    WSAStartup(MAKEWORD(2, 2), &wsa);
+#else
+    signal(SIGPIPE, SIG_IGN);
+#endif
+    const char *dir = getenv("ZLINK_TLS_CERTS");
+    if (!dir) {
+        fprintf(stderr, "test_tls: ZLINK_TLS_CERTS is not set (ctest sets "
+                        "it after tests/tls/make_certs.sh)\n");
+        return 1;
+    }
+    snprintf(certs_dir, sizeof certs_dir, "%s", dir);
+    return zl_test_run(tls_suite());
+}
