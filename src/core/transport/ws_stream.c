@@ -62,7 +62,9 @@ typedef struct ws_stream {
     zl_ws_route_fn route;
     void *route_arg;
 
-    /* The lower stream. */
+    /* The lower stream, and its own handshake (wss: TLS) before ours. */
+    zl_op lower_handshake_op;
+    bool lower_handshake_pending, lower_handshake_done;
     zl_op lower_read_op, lower_write_op;
     bool lower_read_pending, lower_write_pending, lower_read_probe;
     bool lower_readable; /* a probe said so: the next read is a real one */
@@ -171,7 +173,7 @@ static void destroy(ws_stream *f)
 static void maybe_free(ws_stream *f)
 {
     if (!f->closing || f->depth > 0 || f->lower_read_pending ||
-        f->lower_write_pending)
+        f->lower_write_pending || f->lower_handshake_pending)
         return;
     if (zl_stream_deferred_pending(&f->deferred)) {
         if (!zl_timer_active(&f->free_timer))
@@ -881,6 +883,42 @@ static void pump_write(ws_stream *f, bool from_loop)
 
 /* ---- the stream's ops ---- */
 
+/* The upgrade itself, once the lower stream is ready. */
+static void start_upgrade(ws_stream *f)
+{
+    if (f->client) {
+        char text[1024];
+        size_t n =
+            zl_ws_request_build(text, sizeof text, f->host, f->path, f->key);
+        if (!n || !ensure_wire(f)) {
+            complete(f, &f->handshake_op, -ENOMEM, 0, false);
+            return;
+        }
+        memcpy(f->wire, text, n);
+        f->wire_len = n;
+        lower_write(f);
+    }
+    lower_read(f);
+}
+
+static void on_lower_handshake(zl_op *op, int status, size_t bytes)
+{
+    (void)bytes;
+    ws_stream *f = op->data;
+    f->lower_handshake_pending = false;
+    if (f->closing) {
+        maybe_free(f);
+        return;
+    }
+    if (status != 0) {
+        /* ws_failure gives the lower stream's reason. */
+        complete(f, &f->handshake_op, status, 0, false);
+        return;
+    }
+    f->lower_handshake_done = true;
+    start_upgrade(f);
+}
+
 static void ws_handshake(zl_stream *s, zl_op *op)
 {
     ws_stream *f = ws_of(s);
@@ -890,20 +928,14 @@ static void ws_handshake(zl_stream *s, zl_op *op)
         return;
     }
     f->handshake_op = op;
-    if (f->client) {
-        char text[1024];
-        size_t n =
-            zl_ws_request_build(text, sizeof text, f->host, f->path, f->key);
-        if (!n || !ensure_wire(f)) {
-            f->handshake_op = NULL;
-            zl_stream_defer(&f->deferred, op, -ENOMEM, 0);
-            return;
-        }
-        memcpy(f->wire, text, n);
-        f->wire_len = n;
-        lower_write(f);
+    /* wss: TLS first, then the upgrade inside it. */
+    if (!f->lower_handshake_done &&
+        zl_stream_handshake(f->lower, &f->lower_handshake_op)) {
+        f->lower_handshake_pending = true;
+        return;
     }
-    lower_read(f);
+    f->lower_handshake_done = true;
+    start_upgrade(f);
 }
 
 static void ws_readv(zl_stream *s, zl_op *op, const zl_iovec *iov, int n)
@@ -958,7 +990,7 @@ static int ws_failure(const zl_stream *s, uint64_t *value)
 {
     const ws_stream *f = (const ws_stream *)s;
     if (!f->failure_event)
-        return 0;
+        return f->lower ? zl_stream_failure(f->lower, value) : 0;
     *value = ZLINK_PROTOCOL_ERROR_WS_UNSPECIFIED;
     return f->failure_event;
 }
@@ -1000,6 +1032,8 @@ static ws_stream *ws_new(zl_loop *loop, zl_stream *lower, bool client)
     zl_stream_deferred_init(&f->deferred, loop);
     f->free_timer.cb = on_free_timer;
     f->free_timer.data = f;
+    f->lower_handshake_op.cb = on_lower_handshake;
+    f->lower_handshake_op.data = f;
     f->lower_read_op.cb = on_lower_read;
     f->lower_read_op.data = f;
     f->lower_write_op.cb = on_lower_write;
