@@ -61,8 +61,11 @@ configure_build() {
 
 stage_gcc() {
     local dir=$BUILD_ROOT/gcc
+    # A libzmq with ws, built once and cached, for the ws interop tests.
+    local libzmq_ws
+    libzmq_ws=$(ci/libzmq-ws.sh)
     configure_build "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-        -DCMAKE_C_COMPILER=gcc
+        -DCMAKE_C_COMPILER=gcc -DZLINK_LIBZMQ_WS_DIR="$libzmq_ws"
     (cd "$dir" && ctest --output-on-failure -j2)
 }
 
