@@ -1,6 +1,7 @@
 /* zmq_ws_peer.c — one ws:// socket driven by argv: ROUTER echo server, DEALER
  * client, PUB server, SUB client; the servers behind the browser test and the
  * libzmq side of the ws interop checks. */
+#include <errno.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -102,7 +103,7 @@ static void set_int(void *socket, int option, int value, const char *what)
 }
 
 /* Receives one whole message into parts[]; returns the part count, 0 when
- * nothing came within the socket's RCVTIMEO. */
+ * nothing came within the socket's RCVTIMEO or a signal interrupted. */
 static int recv_message(void *socket, zmq_msg_t *parts, int max_parts)
 {
     int n = 0;
@@ -112,7 +113,8 @@ static int recv_message(void *socket, zmq_msg_t *parts, int max_parts)
         zmq_msg_init(&parts[n]);
         if (zmq_msg_recv(&parts[n], socket, 0) < 0) {
             zmq_msg_close(&parts[n]);
-            if (zmq_errno() == EAGAIN && n == 0)
+            int err = zmq_errno();
+            if ((err == EAGAIN || err == EINTR) && n == 0)
                 return 0;
             fail_zmq("zmq_msg_recv");
         }
@@ -129,9 +131,11 @@ static void close_parts(zmq_msg_t *parts, int n)
         zmq_msg_close(&parts[i]);
 }
 
+/* A signal that interrupts a send only means stop: the caller's loop ends. */
 static void send_part(void *socket, const void *data, size_t size, int more)
 {
-    if (zmq_send(socket, data, size, more ? ZMQ_SNDMORE : 0) < 0)
+    if (zmq_send(socket, data, size, more ? ZMQ_SNDMORE : 0) < 0 &&
+        !(zmq_errno() == EINTR && stop))
         fail_zmq("zmq_send");
 }
 
