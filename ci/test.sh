@@ -1,18 +1,19 @@
 #!/usr/bin/env bash
 # ci/test.sh — installs what is missing (Debian 12), then builds and tests
 # zlink: gcc, ASan+UBSan, libFuzzer on the wire parsing, TSan on the
-# "threads" tests, and Windows if present.
+# "threads" tests, Windows if present, and jszmq in headless Chromium.
 #
 # Environment:
 #   ZLINK_BUILD_ROOT    where the build dirs go (default: build)
-#   ZLINK_CI_STAGES     stages to run (default: "gcc asan fuzz tsan windows")
+#   ZLINK_CI_STAGES     stages to run
+#                       (default: "gcc asan fuzz tsan windows browser")
 #   ZLINK_SKIP_WINDOWS  1 skips the Windows stage
 set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 BUILD_ROOT=${ZLINK_BUILD_ROOT:-build}
 export ZLINK_BUILD_ROOT=$BUILD_ROOT
-STAGES=${ZLINK_CI_STAGES:-gcc asan fuzz tsan windows}
+STAGES=${ZLINK_CI_STAGES:-gcc asan fuzz tsan windows browser}
 
 DEPS=(build-essential cmake ninja-build pkg-config libuv1-dev check
       libzmq3-dev clang libclang-rt-14-dev git ca-certificates)
@@ -125,6 +126,10 @@ stage_tsan() {
         "${run[@]}" ctest --output-on-failure -j2 -L threads)
 }
 
+stage_browser() {
+    ci/test-browser.sh
+}
+
 stage_windows() {
     ci/test-windows.sh
 }
@@ -179,6 +184,7 @@ for stage in $STAGES; do
     asan) run_stage asan "clang ASan+UBSan, all tests" ;;
     fuzz) run_stage fuzz "clang libFuzzer + ASan+UBSan, tests/fuzz" ;;
     tsan) run_stage tsan "clang TSan, tests labelled threads" ;;
+    browser) run_stage browser "headless Chromium + jszmq over ws:// (ci/test-browser.sh)" ;;
     windows)
         reason=$(windows_skip_reason)
         if [ -n "$reason" ]; then
