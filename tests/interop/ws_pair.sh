@@ -24,7 +24,8 @@ trap cleanup EXIT
 start_server() { # <name> <args...>
     local name=$1
     shift
-    timeout 60 "$server" "$@" >"$work/$name.out" 2>&1 &
+    # --foreground: our TERM reaches the server once, not also via its group.
+    timeout --foreground 60 "$server" "$@" >"$work/$name.out" 2>&1 &
     server_pid=$!
     endpoint=""
     for _ in $(seq 1 100); do

@@ -50,9 +50,12 @@ static const size_t sizes[] = {5, 125, 126, 255, 256, 1000, 4096, 65535, 65536};
 
 static volatile sig_atomic_t stop;
 
+/* C's signal() may reset the handler on delivery (glibc does in strict C11
+ * mode, and so does Windows), and `timeout` forwards a TERM twice: to the
+ * child and to its process group. Re-arming keeps the second one harmless. */
 static void on_signal(int sig)
 {
-    (void)sig;
+    signal(sig, on_signal);
     stop = 1;
 }
 
