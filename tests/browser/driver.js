@@ -4,12 +4,16 @@
 // one PASS/FAIL line per check. Exit status 0 only when every check passed.
 //
 //   node driver.js --pub-cmd "PROGRAM ARGS..." --router-cmd "PROGRAM ARGS..."
+//   node driver.js --server-cmd "PROGRAM ARGS..."
 //   node driver.js --pub ws://HOST:PORT/PATH --router ws://HOST:PORT/PATH
 //
-// A server command must print "endpoint ws://..." (or any ws:// URL) once
-// bound and serve until SIGTERM: tests/interop/zmq_ws_peer.c is one.
-//   --pub-cmd     PUB server publishing topic A ("A-<n>", "a") and topic B
+// A server command must print its ws:// URL once bound (the first ws://
+// URL in its output counts) and serve until SIGTERM.
+//   --pub-cmd     PUB server publishing topic A (first frame starting with
+//                 "A") and other topics, e.g. tests/interop/zmq_ws_peer.c
 //   --router-cmd  ROUTER echoing every message back to its sender
+//   --server-cmd  one program serving both on one port, PUB at URL/pub and
+//                 ROUTER at URL/echo, e.g. examples/ws_server
 //   --pub, --router      endpoints of servers already running instead
 //   --chromium PATH      browser (default /usr/bin/chromium)
 //   --timeout MS         per phase in the page (default 20000); the whole run
@@ -27,7 +31,8 @@ const STARTUP_TIMEOUT_MS = 15000;
 function parseArgs(argv) {
     const options = {chromium: '/usr/bin/chromium', timeout: 20000};
     const names = {
-        '--pub-cmd': 'pubCmd', '--router-cmd': 'routerCmd', '--pub': 'pub',
+        '--pub-cmd': 'pubCmd', '--router-cmd': 'routerCmd',
+        '--server-cmd': 'serverCmd', '--pub': 'pub',
         '--router': 'router', '--chromium': 'chromium', '--timeout': 'timeout',
     };
     for (let i = 0; i < argv.length; i += 2) {
@@ -37,14 +42,15 @@ function parseArgs(argv) {
         options[key] = argv[i + 1];
     }
     options.timeout = Number(options.timeout);
-    if (!(options.pub || options.pubCmd) && !(options.router || options.routerCmd))
+    if (!(options.pub || options.pubCmd || options.serverCmd) &&
+        !(options.router || options.routerCmd))
         usage('give a PUB and/or a ROUTER server');
     return options;
 }
 
 function usage(message) {
     console.error(`driver: ${message}\n` +
-                  'usage: driver.js [--pub-cmd CMD | --pub URL] ' +
+                  'usage: driver.js [--server-cmd CMD] [--pub-cmd CMD | --pub URL] ' +
                   '[--router-cmd CMD | --router URL] [--chromium PATH] [--timeout MS]');
     process.exit(2);
 }
@@ -175,6 +181,11 @@ async function main() {
     let results = [];
     try {
         const endpoints = {pub: options.pub, router: options.router};
+        if (options.serverCmd) {
+            const base = (await startServer('ws', options.serverCmd)).replace(/\/+$/, '');
+            endpoints.pub = `${base}/pub`;
+            endpoints.router = `${base}/echo`;
+        }
         if (options.pubCmd)
             endpoints.pub = await startServer('PUB', options.pubCmd);
         if (options.routerCmd)

@@ -70,10 +70,11 @@ async function pubSub(url) {
     const sub = new jszmq.Sub();
     let topicA = 0;
     const other = [];
+    // Topic A is any message whose first frame starts with "A": servers
+    // publish it as "A-<n>" + "a" (zmq_ws_peer) or "A <n>" (ws_server).
     sub.on('message', (...frames) => {
         const topic = text(frames[0]);
-        if (topic.startsWith('A-') && frames.length === 2 &&
-            text(frames[1]) === 'a')
+        if (topic.startsWith('A'))
             topicA++;
         else
             other.push(`${frames.length} parts, topic "${topic}"`);
