@@ -1,5 +1,5 @@
 # FindWslay.cmake — finds wslay (WebSocket framing for ws:// and wss://) as
-# the imported target wslay::wslay; sets Wslay_FOUND and Wslay_VERSION.
+# the imported target Wslay::Wslay; sets Wslay_FOUND and Wslay_VERSION.
 #
 # Linux: Debian's libwslay-dev (/usr/include/wslay, libwslay.so). Windows
 # cross build: the static libwslay.a that ci/windows-deps.sh builds into the
@@ -23,14 +23,14 @@ find_package_handle_standard_args(Wslay
   VERSION_VAR Wslay_VERSION)
 mark_as_advanced(Wslay_INCLUDE_DIR Wslay_LIBRARY)
 
-if(Wslay_FOUND AND NOT TARGET wslay::wslay)
-  add_library(wslay::wslay UNKNOWN IMPORTED)
-  set_target_properties(wslay::wslay PROPERTIES
+if(Wslay_FOUND AND NOT TARGET Wslay::Wslay)
+  add_library(Wslay::Wslay UNKNOWN IMPORTED)
+  set_target_properties(Wslay::Wslay PROPERTIES
     IMPORTED_LOCATION ${Wslay_LIBRARY}
     INTERFACE_INCLUDE_DIRECTORIES ${Wslay_INCLUDE_DIR})
   # A static wslay on Windows calls htons & co. from winsock.
   if(WIN32)
-    set_property(TARGET wslay::wslay APPEND PROPERTY
+    set_property(TARGET Wslay::Wslay APPEND PROPERTY
       INTERFACE_LINK_LIBRARIES ws2_32)
   endif()
 endif()
