@@ -3,19 +3,20 @@
 # zlink: gcc, ASan+UBSan, the kqueue backend on a test-only emulation,
 # kqueue cross builds for macOS and the BSDs (compile and link only),
 # libFuzzer on the wire parsing, TSan on the "threads" tests, Windows if
-# present, and a strict ISO C11 compile.
+# present, a strict ISO C11 compile, and jszmq in headless Chromium.
 #
 # Environment:
 #   ZLINK_BUILD_ROOT    where the build dirs go (default: build)
 #   ZLINK_CI_STAGES     stages to run (default: "gcc asan kqueue cross fuzz
-#                       tsan windows pedantic"; "interlocked" on request)
+#                       tsan windows pedantic browser"; "interlocked" on
+#                       request)
 #   ZLINK_SKIP_WINDOWS  1 skips the Windows stage
 set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 BUILD_ROOT=${ZLINK_BUILD_ROOT:-build}
 export ZLINK_BUILD_ROOT=$BUILD_ROOT
-STAGES=${ZLINK_CI_STAGES:-gcc asan kqueue cross fuzz tsan windows pedantic}
+STAGES=${ZLINK_CI_STAGES:-gcc asan kqueue cross fuzz tsan windows pedantic browser}
 
 DEPS=(build-essential cmake ninja-build pkg-config libuv1-dev check
       libzmq3-dev clang libclang-rt-14-dev git ca-certificates
@@ -68,8 +69,11 @@ configure_build() {
 
 stage_gcc() {
     local dir=$BUILD_ROOT/gcc
+    # A libzmq with ws, built once and cached, for the ws interop tests.
+    local libzmq_ws
+    libzmq_ws=$(ci/libzmq-ws.sh)
     configure_build "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-        -DCMAKE_C_COMPILER=gcc
+        -DCMAKE_C_COMPILER=gcc -DZLINK_LIBZMQ_WS_DIR="$libzmq_ws"
     (cd "$dir" && ctest --output-on-failure -j2)
 }
 
@@ -215,6 +219,11 @@ stage_interlocked() {
         ZLINK_WIN_BUILD_DIR=$root/interlocked ci/test-windows.sh
 }
 
+# jszmq in headless Chromium against a zlink ws:// server.
+stage_browser() {
+    ci/test-browser.sh
+}
+
 stage_windows() {
     ci/test-windows.sh
 }
@@ -273,6 +282,7 @@ for stage in $STAGES; do
     tsan) run_stage tsan "clang TSan, tests labelled threads" ;;
     pedantic) run_stage pedantic "library as ISO C11, gcc and clang" ;;
     interlocked) run_stage interlocked "Windows tests, MSVC atomics, Wine" ;;
+    browser) run_stage browser "headless Chromium + jszmq over ws:// (ci/test-browser.sh)" ;;
     windows)
         reason=$(windows_skip_reason)
         if [ -n "$reason" ]; then

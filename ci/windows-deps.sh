@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
 # windows-deps.sh — cross-builds zlink's Windows dependencies (libuv, Check,
-# mbedTLS)
-# with mingw-w64 from Debian's own source packages, into a cache outside git.
+# mbedTLS, wslay) with mingw-w64 into a cache outside git: libuv, Check and
+# mbedTLS from Debian's own source packages, wslay from the wslay-sys crate
+# (see below).
 #
 #   ci/windows-deps.sh            build unless the cache is already complete
 #   ZLINK_DEPS_DIR=/path ...      cache location
 #                                 (default: $HOME/.cache/zlink-win-deps)
 #
-# Nothing here is patched or committed: `apt-get source` fetches the exact
-# sources Debian ships, and the cache is keyed on this script and the
+# Nothing here is patched or committed: `apt-get source` and cargo fetch the
+# exact sources their registries ship, and the cache is keyed on this script and the
 # toolchain file, so editing either rebuilds. Needs root for apt-get (CI runs
 # as root on a clean Debian 12).
 set -euo pipefail
@@ -28,7 +29,8 @@ stamp_key() {
 cache_complete() {
     [ "$(cat "$DEPS/.stamp" 2>/dev/null)" = "$(stamp_key)" ] &&
         [ -f "$DEPS/include/uv.h" ] && [ -f "$DEPS/include/check.h" ] &&
-        [ -f "$DEPS/include/mbedtls/ssl.h" ]
+        [ -f "$DEPS/include/mbedtls/ssl.h" ] &&
+        [ -f "$DEPS/include/wslay/wslay.h" ] && [ -f "$DEPS/lib/libwslay.a" ]
 }
 
 apt_install() {
@@ -117,12 +119,68 @@ build_mbedtls() {
     cmake --install "$build" >>"$build.log" 2>&1
 }
 
+# wslay's source: Debian's wslay source package is not served here, but the
+# Rust crate wslay-sys ships wslay's C source unchanged (vendor/). cargo
+# fetches it from crates.io's sparse index into a throwaway CARGO_HOME;
+# cargo compiles nothing. Debian 12's cargo (0.66) has the sparse protocol
+# only behind an unstable flag, which RUSTC_BOOTSTRAP unlocks; cargo 1.68
+# and later speak it by default. The git index (github.com) is not reachable.
+WSLAY_CRATE_VERSION=0.1.2
+
+fetch_wslay() { # <work dir>; prints the directory holding wslay's C source
+    local work=$1
+    local project=$work/wslay-fetch
+    mkdir -p "$project"
+    printf '%s\n' '[package]' 'name = "zlink-wslay-fetch"' \
+        'version = "0.0.0"' 'edition = "2018"' '[lib]' 'path = "lib.rs"' \
+        '[dependencies]' "wslay-sys = \"=$WSLAY_CRATE_VERSION\"" \
+        >"$project/Cargo.toml"
+    : >"$project/lib.rs"
+    local cargo_args=(fetch) env_args=(CARGO_HOME="$work/cargo-home")
+    case $(cargo --version | awk '{print $2}') in
+    0.* | 1.[0-5][0-9].* | 1.6[0-7].*)
+        env_args+=(RUSTC_BOOTSTRAP=1)
+        cargo_args=(-Z sparse-registry fetch)
+        ;;
+    esac
+    (cd "$project" && env "${env_args[@]}" \
+        CARGO_REGISTRIES_CRATES_IO_PROTOCOL=sparse \
+        timeout 600 cargo "${cargo_args[@]}" >"$work/cargo.log" 2>&1) ||
+        { cat "$work/cargo.log" >&2; exit 1; }
+    local src
+    src=$(ls -d "$work"/cargo-home/registry/src/*/wslay-sys-"$WSLAY_CRATE_VERSION" |
+        head -1)
+    [ -f "$src/vendor/includes/wslay/wslay.h" ] ||
+        { log "wslay-sys $WSLAY_CRATE_VERSION ships no wslay source"; exit 1; }
+    echo "$src/vendor"
+}
+
+# A static libwslay.a. Four C files: the cross compiler is called directly,
+# as wslay-sys ships no build system of wslay's own. The macros are the ones
+# its build.rs sets for a Windows target (winsock2.h declares htons & co).
+build_wslay() {
+    local src=$1 build=$2
+    local cc=x86_64-w64-mingw32-gcc ar=x86_64-w64-mingw32-ar
+    mkdir -p "$build" "$DEPS/include/wslay" "$DEPS/lib"
+    local objects=() f
+    for f in wslay_event wslay_frame wslay_net wslay_queue; do
+        "$cc" -O2 -DHAVE_WINSOCK2_H -I"$src" -I"$src/includes" \
+            -c "$src/$f.c" -o "$build/$f.o" 2>>"$build.log" ||
+            { cat "$build.log" >&2; exit 1; }
+        objects+=("$build/$f.o")
+    done
+    "$ar" rcs "$DEPS/lib/libwslay.a" "${objects[@]}"
+    cp "$src/includes/wslay/wslay.h" "$src/includes/wslay/wslayver.h" \
+        "$src/COPYING" "$DEPS/include/wslay/"
+}
+
 main() {
     if cache_complete; then
         log "cache up to date: $DEPS"
         return 0
     fi
     apt_install mingw-w64 cmake ninja-build dpkg-dev
+    command -v cargo >/dev/null || apt_install cargo
     enable_deb_src
 
     WORK=$(mktemp -d "${TMPDIR:-/tmp}/zlink-win-deps.XXXXXX")
@@ -141,6 +199,8 @@ main() {
     build_check "$(ls -d "$WORK"/check-*/ | head -1)" "$WORK/build-check"
     log "building mbedTLS"
     build_mbedtls "$(ls -d "$WORK"/mbedtls-*/ | head -1)" "$WORK/build-mbedtls"
+    log "building wslay from the wslay-sys $WSLAY_CRATE_VERSION crate"
+    build_wslay "$(fetch_wslay "$WORK")" "$WORK/build-wslay"
 
     stamp_key >"$DEPS/.stamp"
     log "done: $DEPS"
