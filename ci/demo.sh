@@ -6,7 +6,8 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 BUILD_DIR=${ZLINK_BUILD_ROOT:-build}/demo
 
-DEPS=(build-essential cmake ninja-build pkg-config libuv1-dev libzmq3-dev)
+DEPS=(build-essential cmake ninja-build pkg-config libuv1-dev libzmq3-dev
+      libmbedtls-dev libwslay-dev)
 
 installed() {
     dpkg -s "$1" 2>/dev/null | grep -q '^Status: install ok installed'

@@ -52,9 +52,13 @@ build_zlink() { # <target>
         kvm_stub "$dir/kvm-stub"
         extra=(-DCMAKE_C_STANDARD_LIBRARIES="-L$dir/kvm-stub -lkvm")
     fi
+    # tls and ws are the same OS-neutral filters on every backend; the
+    # cross deps hold no mbedTLS or wslay for these targets, so they are
+    # left out of what this stage proves (the kqueue backend).
     cmake_quiet "$dir.log" -G Ninja -S "$ROOT" -B "$dir" \
         -DCMAKE_TOOLCHAIN_FILE="$TOOLCHAIN" -DCMAKE_BUILD_TYPE=Release \
-        -DZLINK_BACKEND=kqueue -DZLINK_BUILD_TESTS=ON "${extra[@]}"
+        -DZLINK_BACKEND=kqueue -DZLINK_BUILD_TESTS=ON \
+        -DZLINK_WITH_TLS=OFF -DZLINK_WITH_WS=OFF "${extra[@]}"
     cmake --build "$dir" -j "$JOBS" || die "$target: build"
     report "$target" "$dir"
 }

@@ -84,9 +84,12 @@ void zl_io_thread_stop(zl_io_thread *t)
 {
     zl_io_thread_send(t, ZL_CMD_STOP, NULL);
     uv_thread_join(&t->thread);
-    /* Objects still alive here were leaked by their owners; drain what the
-     * loop still owes (cancelled completions) before destroying it. */
-    zl_loop_run_once(t->loop, 0);
+    /* Objects still alive here were leaked by their owners, or are still
+     * closing; drain what the loop still owes (cancelled completions, and
+     * the zero-delay timers filters free themselves on, which can chain a
+     * few turns) before destroying it. */
+    for (int turn = 0; turn < 64 && zl_loop_run_once(t->loop, 0) > 0; turn++)
+        continue;
     zl_mailbox_destroy(&t->mailbox);
     zl_loop_destroy(t->loop);
 }

@@ -191,12 +191,11 @@ static void on_upgrade_timeout(zl_timer *t)
 static void start_upgrade(zl_ws_port *p, zl_handle *h)
 {
     zl_loop *loop = p->base.thread->loop;
+    /* It takes the handle, and closes it when it fails. */
     zl_stream *lower =
         zl_stream_ws_lower(loop, h, p->secure, &p->options, false, NULL);
-    if (!lower) {
-        zl_handle_close(h);
+    if (!lower)
         return;
-    }
     upgrade *up = calloc(1, sizeof *up);
     zl_stream *ws =
         up ? zl_ws_stream_create_server(loop, lower, route_request, p) : NULL;

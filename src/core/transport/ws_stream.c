@@ -177,7 +177,7 @@ static void maybe_free(ws_stream *f)
         return;
     if (zl_stream_deferred_pending(&f->deferred)) {
         if (!zl_timer_active(&f->free_timer))
-            zl_timer_start(f->loop, &f->free_timer, 1);
+            zl_timer_start(f->loop, &f->free_timer, 0);
         return;
     }
     destroy(f);
