@@ -34,7 +34,7 @@ extern "C" {
 #endif
 
 #define ZLINK_VERSION_MAJOR 0
-#define ZLINK_VERSION_MINOR 1
+#define ZLINK_VERSION_MINOR 2
 #define ZLINK_VERSION_PATCH 0
 
 /* The libzmq API level zlink implements: what zlink_zmq.h gives as
