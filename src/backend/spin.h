@@ -39,9 +39,7 @@
  * 100 µs rather than 50: an I/O thread that writes a batch of large bodies
  * leaves its receivers gaps of 50-100 µs (eight 64 KiB bodies to copy, or
  * two of 256 KiB), and a receiver that slept through them cost it a
- * wakeup each time (5-7 alternating runs, 50 -> 100 µs: PAIR ipc 64 KiB
- * 88.9k -> 100.9k msg/s, PUBSUB ipc 256 KiB 21.1k -> 22.9k, DEALER_ROUTER
- * ipc 256 KiB 22.0k -> 23.3k; tcp latency and small messages unchanged). */
+ * wakeup each time (bench/NOTES.md, "Spin budget"). */
 #define ZL_SPIN_ADAPT_MAX_NS 100000u
 /* A receive whose last message was already waiting is streaming: its
  * writer, another application thread, is the slower side. Looking at the
@@ -50,17 +48,13 @@
  * writer's next publish waits to take it back. In inproc PAIR 64 B that
  * wait was 60% of the sender's time. Such a receive looks only this often,
  * so the writer publishes several messages per transfer of the line and
- * the reader takes them as one batch (5 alternating runs: PAIR inproc
- * 64 B 9.4M -> 19.0M msg/s, 256 B 6.7M -> 10.5M). A ping-pong receive
- * always waited for its last message, so it keeps looking at once.
+ * the reader takes them as one batch. A ping-pong receive always waited
+ * for its last message, so it keeps looking at once.
  *
  * The price is paid by a message that ends a pause in a stream: it waits
- * up to one gap. 4 us rather than 2 (one build switching at run time, 9
- * alternating runs): PAIR inproc 256 B 11.2M -> 12.4M msg/s, PUBSUB inproc
- * 256 B 9.4M -> 11.0M, ROUTER_ROUTER inproc 1 KiB 7.6M -> 8.9M, for 1.3-1.7
- * -> 1.8-2.7 us at p50 for a message 5 us after a burst of 100
- * (zlink_bench --burst 100; libzmq: 10.8 us). 8 us gained up to 15% more
- * and cost 6.5 us there. */
+ * up to one gap. 4 us trades a little of that latency for most of the
+ * batching; 8 us cost far more latency for little more (bench/NOTES.md,
+ * "Streaming gap"). */
 #define ZL_SPIN_STREAMING_GAP_NS 4000u
 
 /* The spin that would have caught a message that came waited ns into a

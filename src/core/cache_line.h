@@ -52,10 +52,7 @@ extern bool zl_cpu_has_prefetchw;
  * On x86 it must be PREFETCHW, which takes the line for writing. A build
  * for the baseline x86-64 CPU turns __builtin_prefetch(p, 1) into a read
  * prefetch: the line arrives shared, and the write still waits for the
- * other core to give it up. Taking it for writing (one build switching at
- * run time, 7-9 alternating runs): PUBSUB inproc 256 B 11.5M -> 15.5M
- * msg/s, ROUTER_ROUTER inproc 1 KiB 10.3M -> 12.6M, PAIR inproc 256 B
- * 15.3M -> 17.3M, PAIR tcp 64 B 9.8M -> 11.0M. */
+ * other core to give it up (bench/NOTES.md, "Write prefetch"). */
 static inline void zl_prefetch_for_write(const void *p)
 {
 #if (defined(__GNUC__) || defined(__clang__)) &&                               \

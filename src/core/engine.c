@@ -39,27 +39,18 @@ typedef enum zl_engine_state {
  * LARGE_READS_FRAME_MIN to READ_BUFFER_SIZE bytes on average
  * (choose_read_buffer). Mid-size messages then take a quarter of the
  * reads, and an 8 KiB body no longer ends a read so often, split, with the
- * rest read into it by another syscall. One build switching at run time, 7
- * alternating runs, a 128 KiB buffer for every connection: PAIR ipc 8 KiB
- * 732k -> 839k msg/s, PAIR tcp 8 KiB 736k -> 848k, DEALER_ROUTER ipc 1 KiB
- * 3.78M -> 4.13M, PUBSUB tcp 1 KiB 3.12M -> 3.50M, PUBSUB ipc 8 KiB 522k ->
- * 597k; but PAIR tcp 64 B 11.0M -> 10.2M (a read then holds an HWM's worth
- * of them), PAIR ipc 64 KiB 112k -> 86k and PAIR tcp 256 KiB 27.4k ->
- * 25.5k (their bodies are read straight into the message, and a large
- * buffer behind them takes a copied part of the next). Chosen by the
- * frames' size, against 32 KiB always (7-11 runs): PAIR ipc 8 KiB 723k ->
- * 797k, PAIR tcp 8 KiB 748k -> 833k, DEALER_DEALER ipc 8 KiB 715k -> 783k,
- * ROUTER_ROUTER ipc 1 KiB 3.97M -> 4.27M, PUBSUB tcp 1 KiB 3.13M ->
- * 3.29M; 64 B, 256 B, 64 KiB and 256 KiB within 2%. */
+ * rest read into it by another syscall. Not for every connection: small
+ * frames would then pile an HWM's worth into one read, and large bodies,
+ * read straight into their message, would drag a copied part of the next
+ * one behind them (bench/NOTES.md, "Read buffer size"). */
 #define READ_BUFFER_LARGE (128 * 1024)
 #define LARGE_READS_FRAME_MIN 512
 /* When a read already brings a read buffer's worth or more of a large body
  * straight into its message, the read buffer behind it takes only this
  * much: the next header and the small frames after it. What the buffer
  * takes of a next large body is decoded by a copy, and a whole buffer there
- * copied half of every 64 KiB body twice (alternating runs, PAIR tcp 64 KiB:
- * median 55.8k -> 60.3k msg/s). A smaller rest keeps the whole buffer, or
- * 8 KiB messages would cost a read each (they ran at half speed). */
+ * copied half of every 64 KiB body twice. A smaller rest keeps the whole
+ * buffer, or 8 KiB messages would cost a read each. */
 #define DIRECT_TAIL (4 * 1024)
 /* Batches start small, which keeps latency low, and double while the pipe
  * stays deep (DESIGN.md §4). The largest carries two 256 KiB bodies or
@@ -348,13 +339,9 @@ static void close_segment(zl_engine *e)
 /* A copy of LARGE_COPY_MIN bytes or more goes to the C library's memcpy.
  * Every body copied into a batch is under ZERO_COPY_MIN, and GCC, which
  * sees that bound, expands memcpy inline as `rep movsq`, whose start-up
- * costs tens of cycles. On an Intel Xeon host that ran PUBSUB tcp 1 KiB at
- * 0.7x of glibc's memcpy, and 256 B bodies too (7 alternating runs, the
- * bound at 512 -> 128: PUBSUB tcp 256 B 3.64M -> 5.21M msg/s, DEALER_DEALER
- * ipc 256 B 3.98M -> 4.76M, PAIR tcp 256 B 3.93M -> 4.42M). The smallest
- * bodies, inline ones among them, copy faster inline (with every copy in
- * glibc, PAIR tcp 64 B went 9.61M -> 9.02M), as fixed-size moves
- * (small_copy.h). */
+ * costs tens of cycles, and glibc's memcpy beat it from a few hundred
+ * bytes up. The smallest bodies, inline ones among them, copy faster
+ * inline, as fixed-size moves (small_copy.h). */
 #define LARGE_COPY_MIN 128
 _Static_assert(LARGE_COPY_MIN <= ZL_COPY_SMALL_MAX,
                "a copy under LARGE_COPY_MIN is a small copy");

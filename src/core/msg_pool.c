@@ -231,9 +231,8 @@ static free_block *add_chain(free_block *chains, free_block *chain,
  * linking the blocks touches each of them, and the first touch of fresh
  * memory faults its pages in. On the VMs we measure a fresh 2 MiB page
  * took milliseconds to fault in; carved under the lock, every thread that
- * freed or took blocks of the class waited for it, and one PUBSUB ipc
- * 256 KiB run in ten fell from about 21k msg/s to 2-9k, its I/O thread
- * asleep on the lock. */
+ * freed or took blocks of the class waited for it, an I/O thread among
+ * them, asleep on the lock. */
 static free_block *grow(int c, bool huge)
 {
     size_t slab_bytes = slab_size(c, huge);
@@ -331,11 +330,8 @@ static void retire_head(int c)
  * of a small block, which is filled whole right away (the application
  * fills its message, an I/O thread copies a decoded body in) and whose
  * lines another core last read or wrote (it encoded the body, or read the
- * message). One build switching at run time, 7 alternating runs, against
- * the first line only: PAIR inproc 256 B 23.7M -> 28.8M msg/s,
- * DEALER_ROUTER inproc 1 KiB 16.5M -> 20.3M, ROUTER_ROUTER ipc 1 KiB 3.86M
- * -> 4.12M, PAIR tcp 256 B 8.03M -> 8.30M. Whole 8 KiB blocks, 129 lines,
- * cost 20% in their inproc cells. */
+ * message). Whole 8 KiB blocks, 129 lines, cost more than they saved
+ * (bench/NOTES.md, "Prefetching pool blocks"). */
 ZL_POOL_UNUSED static void prefetch_block(free_block *b, int c)
 {
     zl_prefetch_for_write(b);
@@ -358,13 +354,8 @@ void *zl_pool_alloc(size_t size, uint8_t *pool_class)
         /* A block's first line holds its links and becomes the body's
          * header; the thread that freed it, usually the other side of a
          * pipe, wrote it last. Asked for PREFETCH_AHEAD allocations early,
-         * it is here when that block is handed out. Against asking for the
-         * next block's line only (one build switching at run time, 7
-         * alternating runs): PAIR inproc 256 B 17.5M -> 23.3M msg/s,
-         * DEALER_DEALER inproc 256 B 16.7M -> 21.9M, PUBSUB inproc 1 KiB
-         * 14.4M -> 16.0M, ROUTER_ROUTER ipc 256 B 5.75M -> 6.08M; 2 ahead
-         * gained less, 8 no more. Asking for the next one had itself
-         * gained 9-16% over nothing. */
+         * it is here when that block is handed out (bench/NOTES.md,
+         * "Prefetching pool blocks"). */
         free_block *ahead = b->later[PREFETCH_AHEAD - 1];
         if (ahead)
             prefetch_block(ahead, c);

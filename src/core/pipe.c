@@ -28,10 +28,8 @@
  * reused from the reader's old chunks, so a slot's lines are in the other
  * thread's cache, and the copy into a slot was where the sender stalled:
  * 23% of the sending thread in PAIR inproc 256 B, 78% of
- * zl_dist_send_to_matching in PUBSUB tcp 1 KiB (perf annotate). Asked 4
- * slots ahead, PAIR inproc 64 B went from 7.54M to 9.08M msg/s and PAIR tcp
- * 64 B from 7.79M to 9.56M (7 alternating runs); 2 ahead gained less over
- * tcp, 8 ahead nothing. */
+ * zl_dist_send_to_matching in PUBSUB tcp 1 KiB (perf annotate). 4 slots
+ * ahead gained most (bench/NOTES.md, "Pipe prefetch"). */
 #define PREFETCH_SLOTS_AHEAD 4
 /* How far ahead of the slot it takes the reader looks (prefetch_ahead). */
 #define READ_AHEAD_SLOTS 4
@@ -409,12 +407,9 @@ static inline zl_pipe_room check_send(zl_pipe *p)
 /* An I/O thread pushes a whole read's messages back to back, so its slot
  * writes wait on lines the reader last held, one after another; asking
  * for a long inline message's second line too, as for its first, keeps
- * them coming (one build switching at run time, 9-11 alternating runs):
- * PAIR tcp 64 B 11.1M -> 11.7M msg/s, PAIR ipc 64 B 11.3M -> 13.3M,
- * ROUTER_ROUTER tcp 64 B 8.7M -> 10.3M, DEALER_ROUTER ipc 64 B 10.6M ->
- * 13.4M. For an application's writer the same change cost 5-25% in PAIR
- * and ROUTER_ROUTER inproc 64 B and gained elsewhere (PUBSUB inproc 64 B
- * 2.3x), for reasons not found; it is left out there. */
+ * them coming. For an application's writer the same change lost in some
+ * cells and gained in others, for reasons not found; it is left out there
+ * (bench/NOTES.md, "Pipe prefetch"). */
 void zl_pipe_set_burst_writer(zl_pipe *p)
 {
     p->out->writes_in_bursts = true;
@@ -436,12 +431,9 @@ bool zl_pipe_check_write(zl_pipe *p)
  * half of it), so that a body is sent while the cache still has it and
  * goes back to the pool to be filled again. The bench with the sender's
  * HWM itself lowered to 32 showed what that is worth, and lowering the
- * receiver's gained nothing. Paced, against not (two builds, 3 alternating
- * runs): PAIR ipc 256 KiB 21.9k -> 30.5k msg/s, ROUTER_ROUTER_POLL tcp
- * 256 KiB 23.6k -> 32.1k, DEALER_ROUTER tcp 256 KiB 21.5k -> 28.5k, PAIR
- * tcp 64 KiB 67k -> 99k. Budgets of 4 to 16 MiB did alike; with 1 MiB,
- * where the writer is woken with 2 bodies left, ROUTER_ROUTER_POLL tcp
- * 256 KiB fell to 22k.
+ * receiver's gained nothing. Budgets of 4 to 16 MiB did alike; 1 MiB, which
+ * wakes the writer with 2 bodies left, starved the I/O thread
+ * (bench/NOTES.md, "Pacing").
  *
  * It changes no semantics:
  * - Only a pattern that waits at the HWM asks for pacing
@@ -703,23 +695,14 @@ void zl_pipe_keep_reader_awake(bool awake)
  * without looking lets the writer publish a batch, which the reader then
  * takes with one look, from lines the writer is done with.
  *
- * One build switching at run time, 5-7 alternating runs, against looking
- * again at once: PAIR inproc 1 KiB 15.0M -> 19.6M msg/s, PAIR inproc 256 B
- * 19.7M -> 25.9M, DEALER_DEALER inproc 1 KiB 14.8M -> 18.9M,
- * ROUTER_ROUTER_POLL inproc 1 KiB 9.4M -> 12.4M, ROUTER_ROUTER inproc 64 B
- * 12.5M -> 13.4M, PUBSUB inproc 256 B 21.9M -> 24.4M; 64 KiB within 1%
- * (9 runs). 2 us gained no more; 0.5 us lost PAIR inproc 1 KiB. The
- * price: a message that ends a pause in a stream waits longer, p50 2.4 ->
- * 3.6-4.0 us 5 us after a burst of 100 (zlink_bench --burst 100, inproc;
- * libzmq 16 us). A ping-pong never waits here: its reader found the pipe
- * empty before each message (0.35 us one way either way).
+ * The price: a message that ends a pause in a stream waits a little
+ * longer. A ping-pong never waits here: its reader found the pipe empty
+ * before each message (bench/NOTES.md, "Batch wait").
  *
  * Only when this thread's last look was at the same queue: a reader that
  * goes round several pipes (a ROUTER's fair queue) finds each of them with
  * a batch already, and waiting at each cost the senders the CPU they share
- * with it (2 inproc DEALERs sending every 0.5 us to one ROUTER on 2 CPUs:
- * 2.0M -> 1.6M msg/s when the wait was per queue, 2.0M now; 4 DEALERs
- * sending flat out: 16M -> 20M either way).
+ * with it.
  *
  * Only between application threads: an I/O thread publishes a whole read
  * at once, and one that reads is driven by its poller. */
@@ -795,11 +778,8 @@ static void recycle_chunk(struct zl_msg_queue *q, zl_chunk *chunk)
  * is an atomic decrement there, and the header was last written on
  * another core (by the sender that filled the body, or the I/O thread that
  * copied a decoded one in). The slot twice as far is asked for too, so
- * that this look at it, next time, does not wait. One build switching at
- * run time, 7 alternating runs: PAIR tcp 256 B 7.18M -> 7.97M msg/s, PAIR
- * ipc 256 B 6.95M -> 7.85M, ROUTER_ROUTER ipc 256 B 6.24M -> 7.34M, PAIR
- * ipc 8 KiB 705k -> 726k; inproc and 1 KiB no change. The slot alone
- * gained nothing, the header alone as much but 6% less at 64 B. */
+ * that this look at it, next time, does not wait (bench/NOTES.md, "Pipe
+ * prefetch"). */
 static void prefetch_ahead(const struct zl_msg_queue *q)
 {
     if (q->read_parts + READ_AHEAD_SLOTS >= q->read_limit ||

@@ -23,10 +23,8 @@ static inline void zl_copy_ends(uint8_t *d, const uint8_t *s, size_t len,
  * library's memcpy does for small sizes, but inline. A memcpy of a length the
  * compiler cannot see becomes a call, or `rep movsq` when it knows a bound,
  * and either costs tens of cycles: on the path of every small message an
- * I/O thread encodes and decodes, that was most of the copy. One build
- * switching at run time, 9-11 alternating runs, both copies: PAIR tcp 64 B
- * 10.8M -> 11.1M msg/s, PAIR ipc 64 B 10.6M -> 11.7M, ROUTER_ROUTER tcp
- * 64 B 8.9M -> 9.9M, ROUTER_ROUTER_POLL tcp 64 B 9.1M -> 9.7M. */
+ * I/O thread encodes and decodes, that was most of the copy
+ * (bench/NOTES.md, "Small copies"). */
 static inline void zl_copy_small(void *dst, const void *src, size_t len)
 {
     uint8_t *d = dst;

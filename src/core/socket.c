@@ -318,8 +318,8 @@ void zl_socket_settle_awake_pipes(zl_socket *s, bool only_with_data)
 /* The time between two looks of a spinning receive: none, or the
  * streaming gap (spin.h). Only for application threads' pipes: an I/O
  * thread publishes a whole read's messages at once, and a receiver that
- * looked later only left it waiting on a fuller pipe (PAIR tcp 1 KiB
- * 2.98M -> 2.69M msg/s with the gap). */
+ * looked later only left it waiting on a fuller pipe (bench/NOTES.md,
+ * "Streaming gap"). */
 uint32_t zl_socket_spin_gap_ns(const zl_socket *s, bool gives_way)
 {
     return s->streaming && !gives_way ? ZL_SPIN_STREAMING_GAP_NS : 0;

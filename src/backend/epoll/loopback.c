@@ -8,20 +8,16 @@
  * estimated. An I/O thread that serves both ends of a busy connection makes
  * that estimate fall: its sends wait on the timer, each timer costs it a
  * softirq, and the rate it then delivers, which bbr measures next, is lower
- * still. On this project's machine (bbr by default), 64 KiB ROUTER_ROUTER
- * over tcp split between runs at 95k msg/s and runs at 36k, the slow ones
- * with about 10,000 tcp_pace_kick timers each; with cubic every run gave
- * 92k-97k. So such a connection asks for cubic, or for reno where an
- * unprivileged process may not pick cubic (tcp_allowed_congestion_control
- * then lists only the default and reno).
+ * still, so runs split between two speeds (bench/NOTES.md, "Loopback
+ * congestion control"). So such a connection asks for cubic, or for reno
+ * where an unprivileged process may not pick cubic
+ * (tcp_allowed_congestion_control then lists only the default and reno).
  *
  * Set before bbr starts on a socket, or it leaves the kernel's own pacing
  * armed, at cubic's rate: the connecting side sets it before connect(),
  * and a listener on a loopback address before listen(), which its accepted
  * sockets inherit. An accepted socket of a wildcard listener can only
- * switch after accept(): PUBSUB tcp 256 B, whose publisher's accepted
- * socket sends, ran 2.5-3.2M msg/s that way, with 1,500-4,500 pacing
- * timers, and 4.6-4.7M with the listener's setting, with about 130.
+ * switch after accept(), and keeps many of the pacing timers that way.
  * Failure is harmless: the connection keeps the default. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
