@@ -103,6 +103,11 @@ bool zl_ctx_terminating(const zl_ctx *ctx)
     return atomic_load(&ctx->terminating);
 }
 
+struct zl_inproc_registry *zl_ctx_inproc(zl_ctx *ctx)
+{
+    return ctx->inproc;
+}
+
 zl_io_thread *zl_ctx_choose_thread(zl_ctx *ctx)
 {
     zl_io_thread *best = &ctx->threads[0];
@@ -138,6 +143,13 @@ void *zlink_ctx_new(void)
         errno = ENOMEM;
         return NULL;
     }
+    ctx->inproc = zl_inproc_registry_new();
+    if (!ctx->inproc) {
+        free(ctx);
+        zl_backend_global_term();
+        errno = ENOMEM;
+        return NULL;
+    }
     ctx->magic = ZL_CTX_MAGIC;
     ctx->io_thread_count = ZLINK_IO_THREADS_DFLT;
     ctx->max_sockets = ZLINK_MAX_SOCKETS_DFLT;
@@ -150,6 +162,7 @@ void *zlink_ctx_new(void)
         uv_mutex_destroy(&ctx->reaper_lock);
         uv_cond_destroy(&ctx->all_gone);
         uv_mutex_destroy(&ctx->lock);
+        zl_inproc_registry_destroy(ctx->inproc);
         free(ctx);
         zl_backend_global_term();
         errno = EMTHREAD;
@@ -255,7 +268,7 @@ int zlink_ctx_term(void *handle)
             zl_io_thread_stop(&ctx->threads[i]);
         zl_cache_aligned_free(ctx->threads);
     }
-    zl_inproc_registry_destroy(ctx);
+    zl_inproc_registry_destroy(ctx->inproc);
     free(ctx->zombies);
     free(ctx->sockets);
     uv_cond_destroy(&ctx->reaper_cond);

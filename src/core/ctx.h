@@ -37,9 +37,7 @@ typedef struct zl_ctx {
     struct zl_socket **zombies;
     size_t zombie_count, zombie_capacity;
 
-    /* inproc names; see transport/inproc.c. Guarded by lock. */
-    struct zl_inproc_entry *inproc;
-    size_t inproc_count, inproc_capacity;
+    struct zl_inproc_registry *inproc; /* transport/inproc.c owns it */
 } zl_ctx;
 
 /* Registers a new socket (starting the I/O threads at the first one);
@@ -52,6 +50,8 @@ zl_io_thread *zl_ctx_choose_thread(zl_ctx *ctx);
 /* Hands a closed socket to the reaper. */
 void zl_ctx_reap(zl_ctx *ctx, struct zl_socket *s);
 bool zl_ctx_terminating(const zl_ctx *ctx);
+/* The context's inproc names. */
+struct zl_inproc_registry *zl_ctx_inproc(zl_ctx *ctx);
 /* Whether the calling thread runs on the CPU one of ctx's I/O threads ran
  * its last turn on, or cannot tell: a spin there would take the CPU that
  * I/O thread needs (spin.h). */

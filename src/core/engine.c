@@ -266,7 +266,7 @@ static void handshake_failed(zl_engine *e, uint32_t reason)
     if (e->session)
         zl_monitor_event(zl_session_socket(e->session),
                          ZLINK_EVENT_HANDSHAKE_FAILED_PROTOCOL, reason,
-                         e->session->endpoint);
+                         zl_session_endpoint(e->session));
     fail(e, true);
 }
 
@@ -282,7 +282,7 @@ static void fail(zl_engine *e, bool protocol)
     int event = e->stream ? zl_stream_failure(e->stream, &value) : 0;
     if (event && e->session) {
         zl_monitor_event(zl_session_socket(e->session), event, value,
-                         e->session->endpoint);
+                         zl_session_endpoint(e->session));
         protocol = true;
     } else if (!protocol && e->session &&
                (e->state == ZL_ENGINE_TRANSPORT ||
@@ -290,7 +290,7 @@ static void fail(zl_engine *e, bool protocol)
                 e->state == ZL_ENGINE_HANDSHAKE))
         zl_monitor_event(zl_session_socket(e->session),
                          ZLINK_EVENT_HANDSHAKE_FAILED_NO_DETAIL, 0,
-                         e->session->endpoint);
+                         zl_session_endpoint(e->session));
     close_connection(e, protocol);
 }
 
@@ -651,7 +651,7 @@ static void on_ready(zl_engine *e, const uint8_t *data, size_t len)
         zl_monitor_event(zl_session_socket(e->session),
                          ZLINK_EVENT_HANDSHAKE_FAILED_PROTOCOL,
                          ZLINK_PROTOCOL_ERROR_ZMTP_INVALID_METADATA,
-                         e->session->endpoint);
+                         zl_session_endpoint(e->session));
         e->state = ZL_ENGINE_FAILING;
         fill_output(e);
         return;

@@ -21,6 +21,11 @@ static void end_on_own(zl_session *s);
 
 static const zl_io_object_ops session_ops;
 
+const char *zl_session_endpoint(const zl_session *s)
+{
+    return s->endpoint;
+}
+
 int zl_session_socket_type(const zl_session *s)
 {
     return s->options.type;

@@ -1,5 +1,6 @@
 /* inproc.c — the context's registry of inproc names, and joining two
- * sockets with one pipe pair. */
+ * sockets with one pipe pair. The registry has its own lock: binds and
+ * connects of different sockets meet only here. */
 #include "transport/inproc.h"
 
 #include <errno.h>
@@ -20,34 +21,53 @@ typedef struct zl_inproc_entry {
     size_t pending_count;
 } zl_inproc_entry;
 
-static zl_inproc_entry *find(zl_ctx *ctx, const char *name)
+struct zl_inproc_registry {
+    uv_mutex_t lock;
+    zl_inproc_entry *entries;
+    size_t count, capacity;
+};
+
+zl_inproc_registry *zl_inproc_registry_new(void)
 {
-    for (size_t i = 0; i < ctx->inproc_count; i++)
-        if (strcmp(ctx->inproc[i].name, name) == 0)
-            return &ctx->inproc[i];
+    zl_inproc_registry *r = calloc(1, sizeof *r);
+    if (r)
+        uv_mutex_init(&r->lock);
+    return r;
+}
+
+static zl_inproc_registry *registry_of(zl_socket *s)
+{
+    return zl_ctx_inproc(s->ctx);
+}
+
+static zl_inproc_entry *find(zl_inproc_registry *r, const char *name)
+{
+    for (size_t i = 0; i < r->count; i++)
+        if (strcmp(r->entries[i].name, name) == 0)
+            return &r->entries[i];
     return NULL;
 }
 
-static zl_inproc_entry *add(zl_ctx *ctx, const char *name)
+static zl_inproc_entry *add(zl_inproc_registry *r, const char *name)
 {
-    if (ctx->inproc_count == ctx->inproc_capacity) {
-        size_t cap = ctx->inproc_capacity ? ctx->inproc_capacity * 2 : 8;
-        zl_inproc_entry *grown = realloc(ctx->inproc, cap * sizeof *grown);
+    if (r->count == r->capacity) {
+        size_t cap = r->capacity ? r->capacity * 2 : 8;
+        zl_inproc_entry *grown = realloc(r->entries, cap * sizeof *grown);
         if (!grown)
             return NULL;
-        ctx->inproc = grown;
-        ctx->inproc_capacity = cap;
+        r->entries = grown;
+        r->capacity = cap;
     }
-    zl_inproc_entry *e = &ctx->inproc[ctx->inproc_count];
+    zl_inproc_entry *e = &r->entries[r->count];
     memset(e, 0, sizeof *e);
     e->name = strdup(name);
     if (!e->name)
         return NULL;
-    ctx->inproc_count++;
+    r->count++;
     return e;
 }
 
-static void remove_entry(zl_ctx *ctx, zl_inproc_entry *e)
+static void remove_entry(zl_inproc_registry *r, zl_inproc_entry *e)
 {
     for (size_t i = 0; i < e->pending_count; i++) {
         zl_pipe_terminate(e->pending[i]);
@@ -55,7 +75,7 @@ static void remove_entry(zl_ctx *ctx, zl_inproc_entry *e)
     }
     free(e->pending);
     free(e->name);
-    *e = ctx->inproc[--ctx->inproc_count];
+    *e = r->entries[--r->count];
 }
 
 /* libzmq's rule: the two queues' limits add up, unless either is
@@ -67,16 +87,16 @@ static int combined_hwm(int send, int receive)
 
 int zl_inproc_bind(zl_socket *s, const char *name)
 {
-    zl_ctx *ctx = s->ctx;
-    uv_mutex_lock(&ctx->lock);
-    zl_inproc_entry *e = find(ctx, name);
+    zl_inproc_registry *r = registry_of(s);
+    uv_mutex_lock(&r->lock);
+    zl_inproc_entry *e = find(r, name);
     if (e && e->bound) {
-        uv_mutex_unlock(&ctx->lock);
+        uv_mutex_unlock(&r->lock);
         errno = EADDRINUSE;
         return -1;
     }
-    if (!e && !(e = add(ctx, name))) {
-        uv_mutex_unlock(&ctx->lock);
+    if (!e && !(e = add(r, name))) {
+        uv_mutex_unlock(&r->lock);
         errno = ENOMEM;
         return -1;
     }
@@ -89,7 +109,7 @@ int zl_inproc_bind(zl_socket *s, const char *name)
     size_t count = e->pending_count;
     e->pending = NULL;
     e->pending_count = 0;
-    uv_mutex_unlock(&ctx->lock);
+    uv_mutex_unlock(&r->lock);
 
     for (size_t i = 0; i < count; i++) {
         zl_pipe_set_owner(pending[i], &s->mailbox, s);
@@ -101,9 +121,9 @@ int zl_inproc_bind(zl_socket *s, const char *name)
 
 /* Out of memory in zl_inproc_connect: neither end of the new pair has
  * reached a socket, so dropping both frees it. */
-static int drop_new_pair(zl_ctx *ctx, zl_pipe *theirs, zl_pipe *ours)
+static int drop_new_pair(zl_inproc_registry *r, zl_pipe *theirs, zl_pipe *ours)
 {
-    uv_mutex_unlock(&ctx->lock);
+    uv_mutex_unlock(&r->lock);
     zl_pipe_release(theirs);
     zl_pipe_release(ours);
     errno = ENOMEM;
@@ -112,11 +132,11 @@ static int drop_new_pair(zl_ctx *ctx, zl_pipe *theirs, zl_pipe *ours)
 
 int zl_inproc_connect(zl_socket *s, const char *name, zl_pipe **ours)
 {
-    zl_ctx *ctx = s->ctx;
-    uv_mutex_lock(&ctx->lock);
-    zl_inproc_entry *e = find(ctx, name);
-    if (!e && !(e = add(ctx, name))) {
-        uv_mutex_unlock(&ctx->lock);
+    zl_inproc_registry *r = registry_of(s);
+    uv_mutex_lock(&r->lock);
+    zl_inproc_entry *e = find(r, name);
+    if (!e && !(e = add(r, name))) {
+        uv_mutex_unlock(&r->lock);
         errno = ENOMEM;
         return -1;
     }
@@ -127,7 +147,7 @@ int zl_inproc_connect(zl_socket *s, const char *name, zl_pipe **ours)
     }
     zl_pipe *theirs;
     if (zl_pipe_pair(ours, &theirs, out_hwm, in_hwm) != 0) {
-        uv_mutex_unlock(&ctx->lock);
+        uv_mutex_unlock(&r->lock);
         errno = ENOMEM;
         return -1;
     }
@@ -140,7 +160,7 @@ int zl_inproc_connect(zl_socket *s, const char *name, zl_pipe **ours)
     if ((their_id &&
          zl_pipe_set_routing_id(theirs, their_id->data, their_id->len) != 0) ||
         zl_pipe_set_routing_id(*ours, our_id->data, our_id->len) != 0) {
-        return drop_new_pair(ctx, theirs, *ours);
+        return drop_new_pair(r, theirs, *ours);
     }
     if (e->bound) {
         zl_socket *binder = e->bound;
@@ -153,42 +173,45 @@ int zl_inproc_connect(zl_socket *s, const char *name, zl_pipe **ours)
         zl_pipe **grown =
             realloc(e->pending, (e->pending_count + 1) * sizeof *grown);
         if (!grown)
-            return drop_new_pair(ctx, theirs, *ours);
+            return drop_new_pair(r, theirs, *ours);
         e->pending = grown;
         e->pending[e->pending_count++] = theirs;
     }
-    uv_mutex_unlock(&ctx->lock);
+    uv_mutex_unlock(&r->lock);
     zl_socket_attach_pipe(s, *ours, true);
     return 0;
 }
 
 void zl_inproc_unbind(zl_socket *s, const char *name)
 {
-    zl_ctx *ctx = s->ctx;
-    uv_mutex_lock(&ctx->lock);
-    zl_inproc_entry *e = find(ctx, name);
+    zl_inproc_registry *r = registry_of(s);
+    uv_mutex_lock(&r->lock);
+    zl_inproc_entry *e = find(r, name);
     if (e && e->bound == s)
-        remove_entry(ctx, e);
-    uv_mutex_unlock(&ctx->lock);
+        remove_entry(r, e);
+    uv_mutex_unlock(&r->lock);
 }
 
 void zl_inproc_unbind_all(zl_socket *s)
 {
-    zl_ctx *ctx = s->ctx;
-    uv_mutex_lock(&ctx->lock);
-    for (size_t i = 0; i < ctx->inproc_count;) {
-        if (ctx->inproc[i].bound == s)
-            remove_entry(ctx, &ctx->inproc[i]);
+    zl_inproc_registry *r = registry_of(s);
+    uv_mutex_lock(&r->lock);
+    for (size_t i = 0; i < r->count;) {
+        if (r->entries[i].bound == s)
+            remove_entry(r, &r->entries[i]);
         else
             i++;
     }
-    uv_mutex_unlock(&ctx->lock);
+    uv_mutex_unlock(&r->lock);
 }
 
-void zl_inproc_registry_destroy(zl_ctx *ctx)
+void zl_inproc_registry_destroy(zl_inproc_registry *r)
 {
-    while (ctx->inproc_count > 0)
-        remove_entry(ctx, &ctx->inproc[0]);
-    free(ctx->inproc);
-    ctx->inproc = NULL;
+    if (!r)
+        return;
+    while (r->count > 0)
+        remove_entry(r, &r->entries[0]);
+    free(r->entries);
+    uv_mutex_destroy(&r->lock);
+    free(r);
 }

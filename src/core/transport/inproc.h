@@ -6,7 +6,13 @@
 #include "pipe.h"
 
 struct zl_socket;
-struct zl_ctx;
+
+/* The names of one context, owned by it (zl_ctx_inproc). */
+typedef struct zl_inproc_registry zl_inproc_registry;
+
+zl_inproc_registry *zl_inproc_registry_new(void);
+/* Drops every name, and the pipes of connects that never met a bind. */
+void zl_inproc_registry_destroy(zl_inproc_registry *r);
 
 int zl_inproc_bind(struct zl_socket *s, const char *name);
 /* Creates the pipe at once (messages queue until the name is bound) and
@@ -14,6 +20,5 @@ int zl_inproc_bind(struct zl_socket *s, const char *name);
 int zl_inproc_connect(struct zl_socket *s, const char *name, zl_pipe **ours);
 void zl_inproc_unbind(struct zl_socket *s, const char *name);
 void zl_inproc_unbind_all(struct zl_socket *s);
-void zl_inproc_registry_destroy(struct zl_ctx *ctx);
 
 #endif
