@@ -3,20 +3,21 @@
 # zlink: gcc, ASan+UBSan, the kqueue backend on a test-only emulation,
 # kqueue cross builds for macOS and the BSDs (compile and link only),
 # libFuzzer on the wire parsing, TSan on the "threads" tests, Windows if
-# present, a strict ISO C11 compile, and jszmq in headless Chromium.
+# present, a strict ISO C11 compile, jszmq in headless Chromium, and the
+# interop suite against pyzmq, JeroMQ and go-zeromq.
 #
 # Environment:
 #   ZLINK_BUILD_ROOT    where the build dirs go (default: build)
 #   ZLINK_CI_STAGES     stages to run (default: "gcc asan kqueue cross fuzz
-#                       tsan windows pedantic browser"; "interlocked" on
-#                       request)
+#                       tsan windows pedantic browser stacks"; "interlocked"
+#                       on request)
 #   ZLINK_SKIP_WINDOWS  1 skips the Windows stage
 set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 BUILD_ROOT=${ZLINK_BUILD_ROOT:-build}
 export ZLINK_BUILD_ROOT=$BUILD_ROOT
-STAGES=${ZLINK_CI_STAGES:-gcc asan kqueue cross fuzz tsan windows pedantic browser}
+STAGES=${ZLINK_CI_STAGES:-gcc asan kqueue cross fuzz tsan windows pedantic browser stacks}
 
 DEPS=(build-essential cmake ninja-build pkg-config libuv1-dev check
       libzmq3-dev clang libclang-rt-14-dev git ca-certificates
@@ -228,6 +229,12 @@ stage_windows() {
     ci/test-windows.sh
 }
 
+# test_interop against pyzmq, JeroMQ and go-zeromq/zmq4 peers
+# (ci/interop-stacks.sh), as against libzmq in the other stages.
+stage_stacks() {
+    ci/interop-stacks.sh
+}
+
 windows_skip_reason() {
     if [ "${ZLINK_SKIP_WINDOWS:-0}" = 1 ]; then
         echo "ZLINK_SKIP_WINDOWS=1"
@@ -283,6 +290,7 @@ for stage in $STAGES; do
     pedantic) run_stage pedantic "library as ISO C11, gcc and clang" ;;
     interlocked) run_stage interlocked "Windows tests, MSVC atomics, Wine" ;;
     browser) run_stage browser "headless Chromium + jszmq over ws:// (ci/test-browser.sh)" ;;
+    stacks) run_stage stacks "test_interop against pyzmq, JeroMQ, go-zeromq (ci/interop-stacks.sh)" ;;
     windows)
         reason=$(windows_skip_reason)
         if [ -n "$reason" ]; then

@@ -1,5 +1,6 @@
-/* test_interop.c — zlink against a real libzmq 4.3 (tests/interop/zmq_peer):
- * PAIR, DEALER and ROUTER in both directions, either side binding, tcp/ipc. */
+/* test_interop.c — zlink against a real libzmq 4.3 (tests/interop/zmq_peer),
+ * or another ZMTP stack's peer (ZLINK_INTEROP_PEER): PAIR, DEALER/ROUTER,
+ * REQ/REP and PUSH/PULL in both directions, either side binding, tcp/ipc. */
 
 #include "peer_process.h"
 #include "testutil.h"
@@ -41,7 +42,7 @@ static unsigned char ix_byte(int i, int part, size_t offset)
  * instead of hanging the suite. */
 #define ZL_TIMEOUT_MS 10000
 /* Parts up to this size go through zlink_send/zlink_recv, larger ones
- * through zlink_msg_*, so both halves of the API meet libzmq. */
+ * through zlink_msg_*, so both halves of the API meet the peer. */
 #define SMALL_PART_MAX 256
 
 static char peer_path[1024];
@@ -172,7 +173,7 @@ static void send_routing_id(void *socket, const char *routing_id)
     uint64_t give_up = zl_test_now_ms() + ZL_TIMEOUT_MS;
     size_t len = strlen(routing_id);
     while (send_retry(socket, routing_id, len, ZLINK_SNDMORE) != (int)len) {
-        /* The libzmq DEALER may still be connecting or handshaking. */
+        /* The peer's DEALER may still be connecting or handshaking. */
         int err = zlink_errno();
         ck_assert_msg(err == EHOSTUNREACH, "send routing id: %s",
                       zlink_strerror(err));
@@ -284,29 +285,48 @@ struct variant {
 };
 
 static const struct variant variants[] = {
-    {"zlink PAIR -> libzmq PAIR", ZLINK_PAIR, "PAIR", ZLINK_SENDS, NULL},
-    {"libzmq PAIR -> zlink PAIR", ZLINK_PAIR, "PAIR", PEER_SENDS, NULL},
-    {"zlink DEALER -> libzmq ROUTER", ZLINK_DEALER, "ROUTER", ZLINK_SENDS,
+    {"zlink PAIR -> peer PAIR", ZLINK_PAIR, "PAIR", ZLINK_SENDS, NULL},
+    {"peer PAIR -> zlink PAIR", ZLINK_PAIR, "PAIR", PEER_SENDS, NULL},
+    {"zlink DEALER -> peer ROUTER", ZLINK_DEALER, "ROUTER", ZLINK_SENDS,
      "zlink-dealer"},
-    {"libzmq DEALER -> zlink ROUTER", ZLINK_ROUTER, "DEALER", PEER_SENDS,
+    {"peer DEALER -> zlink ROUTER", ZLINK_ROUTER, "DEALER", PEER_SENDS,
      "zmq-dealer"},
-    {"libzmq ROUTER -> zlink DEALER", ZLINK_DEALER, "ROUTER", PEER_SENDS,
+    {"peer ROUTER -> zlink DEALER", ZLINK_DEALER, "ROUTER", PEER_SENDS,
      "zlink-dealer"},
-    {"zlink ROUTER -> libzmq DEALER", ZLINK_ROUTER, "DEALER", ZLINK_SENDS,
+    {"zlink ROUTER -> peer DEALER", ZLINK_ROUTER, "DEALER", ZLINK_SENDS,
      "zmq-dealer"},
-    {"zlink REQ -> libzmq REP", ZLINK_REQ, "REP", ZLINK_REQUESTS, NULL},
-    {"libzmq REQ -> zlink REP", ZLINK_REP, "REQ", PEER_REQUESTS, NULL},
-    {"zlink PUSH -> libzmq PULL", ZLINK_PUSH, "PULL", ZLINK_PUSHES, NULL},
-    {"libzmq PUSH -> zlink PULL", ZLINK_PULL, "PUSH", PEER_PUSHES, NULL},
+    {"zlink REQ -> peer REP", ZLINK_REQ, "REP", ZLINK_REQUESTS, NULL},
+    {"peer REQ -> zlink REP", ZLINK_REP, "REQ", PEER_REQUESTS, NULL},
+    {"zlink PUSH -> peer PULL", ZLINK_PUSH, "PULL", ZLINK_PUSHES, NULL},
+    {"peer PUSH -> zlink PULL", ZLINK_PULL, "PUSH", PEER_PUSHES, NULL},
 };
 #define VARIANT_COUNT ((int)(sizeof variants / sizeof variants[0]))
-/* Each variant runs four ways: who binds (zlink, libzmq) x (tcp, ipc). */
+/* Each variant runs four ways: who binds (zlink, peer) x (tcp, ipc). */
 #define WAYS 4
+
+/* The peer's stack: libzmq's zmq_peer by default, or any program with its
+ * argv and exit codes named by ZLINK_INTEROP_PEER (ci/interop-stacks.sh
+ * runs pyzmq, JeroMQ and go-zeromq peers this way). ZLINK_INTEROP_NO_IPC
+ * skips ipc for a stack without it. */
+static const char *peer_stack = "libzmq";
+static bool peer_has_ipc = true;
+/* ZLINK_INTEROP_SKIP: variants whose name contains this text are skipped,
+ * for a stack's own bug (ci/interop-stacks.sh says which and why). */
+static const char *skip_variants;
 
 static void run_case(const struct variant *v, bool zlink_binds, bool ipc)
 {
-    fprintf(stderr, "interop: %s, %s, %s binds\n", v->name, ipc ? "ipc" : "tcp",
-            zlink_binds ? "zlink" : "libzmq");
+    fprintf(stderr, "interop (%s): %s, %s, %s binds\n", peer_stack, v->name,
+            ipc ? "ipc" : "tcp", zlink_binds ? "zlink" : "the peer");
+    if (ipc && !peer_has_ipc) {
+        fprintf(stderr, "interop (%s): no ipc, skipped\n", peer_stack);
+        return;
+    }
+    if (skip_variants && strstr(v->name, skip_variants)) {
+        fprintf(stderr, "interop (%s): skipped (ZLINK_INTEROP_SKIP)\n",
+                peer_stack);
+        return;
+    }
 
     char bind_endpoint[512] = "tcp://127.0.0.1:*";
     if (ipc) {
@@ -314,7 +334,7 @@ static void run_case(const struct variant *v, bool zlink_binds, bool ipc)
         snprintf(ipc_path, sizeof ipc_path, "%s",
                  bind_endpoint + strlen("ipc://"));
     }
-    /* What the libzmq peer does, by initiator. */
+    /* What the peer does, by initiator. */
     static const char *const scenarios[] = {
         [ZLINK_SENDS] = "echo",    [PEER_SENDS] = "send",
         [ZLINK_REQUESTS] = "echo", [PEER_REQUESTS] = "request",
@@ -377,8 +397,8 @@ static void run_case(const struct variant *v, bool zlink_binds, bool ipc)
     /* The peer exits 0 only after it checked every message it received,
      * routing ids included; LINGER 0 is safe only once it has. */
     int status = peer_wait(&peer);
-    ck_assert_msg(status == 0,
-                  "libzmq peer exited with %d (2 timeout, 3 mismatch)", status);
+    ck_assert_msg(status == 0, "%s peer exited with %d (2 timeout, 3 mismatch)",
+                  peer_stack, status);
     peer_close(&peer);
 
     ck_assert_int_eq(zlink_close(socket), 0);
@@ -413,7 +433,14 @@ static Suite *suite(void)
 
 int main(void)
 {
-    if (!peer_find("zmq_peer", peer_path, sizeof peer_path)) {
+    const char *custom = getenv("ZLINK_INTEROP_PEER");
+    if (custom && custom[0] != '\0') {
+        snprintf(peer_path, sizeof peer_path, "%s", custom);
+        const char *stack = getenv("ZLINK_INTEROP_STACK");
+        peer_stack = stack && stack[0] != '\0' ? stack : custom;
+        peer_has_ipc = getenv("ZLINK_INTEROP_NO_IPC") == NULL;
+        skip_variants = getenv("ZLINK_INTEROP_SKIP");
+    } else if (!peer_find("zmq_peer", peer_path, sizeof peer_path)) {
         printf("interop: libzmq peer not built, skipped\n");
         return EXIT_SUCCESS;
     }
