@@ -95,6 +95,14 @@ static double cpu_us(void)
            (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec);
 }
 
+/* Context switches of this process, every thread: how often it woke. */
+static long switches(void)
+{
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return ru.ru_nvcsw + ru.ru_nivcsw;
+}
+
 static long vm_rss_kib(void)
 {
     FILE *f = fopen("/proc/self/status", "r");
@@ -205,6 +213,7 @@ struct server_report {
     long rss_before; /* VmRSS with the ROUTER bound, before any client */
     long rss_at_end; /* VmRSS at the window's end */
     long echoed;     /* messages echoed over the window */
+    long switches;   /* context switches over the window */
 };
 
 /* Echoes every message back to its sender until the control pipe says
@@ -234,7 +243,7 @@ static void server_main(const struct config *cfg, int ctl, int up)
     zmq_msg_init(&id);
     zmq_msg_init(&body);
     double cpu_start = 0;
-    long echoed = 0, echoed_start = 0;
+    long echoed = 0, echoed_start = 0, switches_start = 0;
     bool running = true;
     while (running) {
         zmq_pollitem_t items[2] = {{router, 0, ZMQ_POLLIN, 0},
@@ -260,10 +269,12 @@ static void server_main(const struct config *cfg, int ctl, int up)
                 break;
             if (cmd == 's') {
                 cpu_start = cpu_us();
+                switches_start = switches();
                 echoed_start = echoed;
                 write_all(up, "k", 1);
             } else if (cmd == 'e') {
                 report.cpu_us = cpu_us() - cpu_start;
+                report.switches = switches() - switches_start;
                 report.echoed = echoed - echoed_start;
                 report.rss_at_end = vm_rss_kib();
                 write_all(up, &report, sizeof report);
@@ -635,22 +646,25 @@ static int run_idle(const struct config *cfg)
         status = "FAILED:connect";
     struct server_report sr = {0};
     double cpu = 0;
+    long woke = 0;
     if (strcmp(status, "OK") == 0) {
         /* Let the connections' last acknowledgements settle first. */
         sleep_until(now_s() + 0.3);
         server_mark_start(&srv);
         double cpu_start = cpu_us();
+        long switches_start = switches();
         sleep_until(now_s() + cfg->seconds);
         cpu = cpu_us() - cpu_start;
+        woke = switches() - switches_start;
         sr = server_mark_end(&srv);
     }
     server_stop(&srv);
     clients_close(&c);
     zmq_ctx_term(c.ctx);
     bool ok = strcmp(status, "OK") == 0;
-    printf("%s,idle,%ld,%.1f,%s,%.0f,%.0f,%.4f,%ld\n", LIB_NAME, n,
-           cfg->seconds, ok ? "OK" : status, cpu, sr.cpu_us, c.connect_s,
-           c.drops);
+    printf("%s,idle,%ld,%.1f,%s,%.0f,%.0f,%ld,%ld,%.4f,%ld\n", LIB_NAME, n,
+           cfg->seconds, ok ? "OK" : status, cpu, sr.cpu_us, woke, sr.switches,
+           c.connect_s, c.drops);
     return ok ? 0 : 1;
 }
 
@@ -693,7 +707,7 @@ static void print_header(enum mode m)
                "requests,window_s\n");
     else
         printf("lib,kind,conns,seconds,status,client_cpu_us,server_cpu_us,"
-               "connect_s,listen_drops\n");
+               "client_switches,server_switches,connect_s,listen_drops\n");
 }
 
 int main(int argc, char **argv)
