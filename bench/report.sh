@@ -174,6 +174,11 @@ write_report() {
         report_section "Idle memory per connection" "$RESULTS/idle_memory.md"
         report_section "Subscription match rate" "$RESULTS/trie.md"
         report_section "Plain loopback (no library)" "$RESULTS/loopback.md"
+        report_section "Across two processes" "$RESULTS/xproc.md"
+        report_section "Many clients (two processes)" "$RESULTS/many_clients.md"
+        report_section "CPU per request at fixed rates (two processes)" "$RESULTS/req_rate.md"
+        report_section "Idle connections (two processes)" "$RESULTS/idle_cpu.md"
+        report_section "Issue 31's goals" "$RESULTS/goals.md"
         if [[ -s $FAILURES ]]; then
             echo "## Failures"
             echo

@@ -20,11 +20,21 @@
 #   bench/run.sh --tls              zlink tls against zlink tcp and libzmq
 #                                   CURVE (PAIR, DEALER_ROUTER; 64 B, 1 KiB,
 #                                   64 KiB), and handshakes per second
+#   bench/run.sh --cross-process    the headline cells (tcp, ipc) with sender
+#                                   and receiver in two processes
+#   bench/run.sh --many-clients     ROUTER echo process, N DEALERs x K in
+#                                   flight in another (10x100, 100x30,
+#                                   1000x4; 64 B, 1 KiB)
+#   bench/run.sh --req-rate         CPU per request at 1k, 10k, 50k req/s
+#   bench/run.sh --idle-cpu         CPU of 1000 silent connections, 5 s
+#   bench/run.sh --game             the three above, the cross-process
+#                                   ping-pong, then issue 31's goal table
 #   bench/run.sh --full --report    all of the above, then RESULTS.md + SVG
 #   bench/run.sh --report-only      rewrite RESULTS.md + SVG from the last
 #                                   run's bench/results/ (no new runs)
 #
-# The report's writers are in bench/report.sh.
+# The report's writers are in bench/report.sh, the two-process runs in
+# bench/game.sh.
 #
 # Other options: --runs N (default 3), --build-dir DIR (default
 # ${ZLINK_BUILD_ROOT:-build}/bench), --results DIR (default bench/results),
@@ -51,6 +61,11 @@ DO_TRIE=0
 DO_LOOPBACK=0
 DO_WS=0
 DO_TLS=0
+DO_XPROC=0
+DO_MANY=0
+DO_RATE=0
+DO_IDLE_CPU=0
+DO_GOALS=0
 HANDSHAKES=300
 DO_REPORT=0
 REPORT_ONLY=0
@@ -75,6 +90,11 @@ while (($#)); do
     --loopback) DO_LOOPBACK=1 ;;
     --ws) DO_WS=1 ;;
     --tls) DO_TLS=1 ;;
+    --cross-process) DO_XPROC=1 ;;
+    --many-clients) DO_MANY=1 ;;
+    --req-rate) DO_RATE=1 ;;
+    --idle-cpu) DO_IDLE_CPU=1 ;;
+    --game) DO_MANY=1 DO_RATE=1 DO_IDLE_CPU=1 DO_GOALS=1 ;;
     --report) DO_REPORT=1 ;;
     --report-only) REPORT_ONLY=1 ;;
     --conns) CONNS=$2; shift ;;
@@ -96,8 +116,9 @@ if ((DO_REPORT)); then
     # The report holds every table; --quick --report makes a quick one.
     MATRIX=${MATRIX:-full}
     DO_SYSCALLS=1 DO_CALLGRIND=1 DO_IDLE=1 DO_TRIE=1 DO_LOOPBACK=1
+    DO_XPROC=1 DO_MANY=1 DO_RATE=1 DO_IDLE_CPU=1 DO_GOALS=1
 fi
-if [[ -z $MATRIX ]] && ((!DO_SYSCALLS && !DO_CALLGRIND && !DO_IDLE && !DO_TRIE && !DO_LOOPBACK && !DO_WS && !DO_TLS)); then
+if [[ -z $MATRIX ]] && ((!DO_SYSCALLS && !DO_CALLGRIND && !DO_IDLE && !DO_TRIE && !DO_LOOPBACK && !DO_WS && !DO_TLS && !DO_XPROC && !DO_MANY && !DO_RATE && !DO_IDLE_CPU && !DO_GOALS)); then
     MATRIX=quick
 fi
 ((RUNS >= 1)) || { echo "run.sh: --runs must be at least 1" >&2; exit 2; }
@@ -123,7 +144,8 @@ build() {
     fi
     if ! { cmake "${gen[@]}" -S "$ROOT" -B "$BUILD_DIR" -DZLINK_BUILD_BENCH=ON &&
         cmake --build "$BUILD_DIR" --target zlink_bench_zlink \
-            zlink_bench_libzmq syscount zlink_trie_bench loopback_raw; } >"$log" 2>&1; then
+            zlink_bench_libzmq syscount zlink_trie_bench loopback_raw \
+            game_bench_zlink game_bench_libzmq; } >"$log" 2>&1; then
         echo "run.sh: the build failed; the end of $log:" >&2
         tail -n 25 "$log" >&2
         exit 1
@@ -161,8 +183,10 @@ run_one() {
     local lib=$1 kind=$2 pattern=$3 transport=$4 size=$5 count=$6 run=$7
     local args=(--pattern "$pattern" --transport "$transport" --size "$size"
         --count "$count" --csv)
-    [[ $kind == lat ]] && args+=(--latency)
-    [[ $kind == burst ]] && args+=(--burst "$BURST")
+    # xthr, xlat, xburst: the same cells across two processes.
+    [[ $kind == x* ]] && args+=(--cross-process)
+    [[ $kind == *lat ]] && args+=(--latency)
+    [[ $kind == *burst ]] && args+=(--burst "$BURST")
     local out rc=0
     out=$(timeout "$TIMEOUT" "$BIN_DIR/zlink_bench_$lib" "${args[@]}" \
         2>"$RESULTS/last_stderr.txt") || rc=$?
@@ -177,7 +201,7 @@ run_one() {
         ((rc == 124)) && status=TIMEOUT
         elapsed="" msg_s="" mb_s="" p50="" p99="" mean=""
     fi
-    echo "$lib,$kind,$pattern,$transport,$size,$run,$status,$rc,$msg_s,$mb_s,$p50,$p99,$mean,$elapsed,$count" >>"$RAW"
+    echo "$lib,${kind#x},$pattern,$transport,$size,$run,$status,$rc,$msg_s,$mb_s,$p50,$p99,$mean,$elapsed,$count" >>"$RAW"
     local why=""
     if [[ $status != OK && $status != UNSUPPORTED* ]]; then
         why=$status
@@ -194,7 +218,7 @@ run_one() {
     fi
     printf '  %-7s %-3s %-18s %-6s %6s  run %d: %s %s\n' "$lib" "$kind" \
         "$pattern" "$transport" "$size" "$run" "$status" \
-        "$([[ $kind == thr ]] && echo "${msg_s:-} msg/s" || echo "${p50:-} us p50")"
+        "$([[ $kind == *thr ]] && echo "${msg_s:-} msg/s" || echo "${p50:-} us p50")"
 }
 
 # Counts that keep a cell around 0.2–1 s (full) or well under (quick).
@@ -860,6 +884,8 @@ run_loopback() {
 # rewrite the report without new runs.
 # shellcheck source=bench/report.sh
 source "$ROOT/bench/report.sh"
+# shellcheck source=bench/game.sh
+source "$ROOT/bench/game.sh"
 
 # ---- main ----------------------------------------------------------------------
 
@@ -889,6 +915,7 @@ fi
 # A report reflects this run only.
 if ((DO_REPORT)); then
     rm -f "$RESULTS"/{latest,syscalls,callgrind,idle_memory,trie,loopback}.{csv,md}
+    rm -f "$RESULTS"/{xproc,many_clients,req_rate,idle_cpu,goals}.{csv,md}
     printf 'COMMAND=%q\nSTARTED=%q\nRUNS=%q\nCOMMIT=%q\nRUN_BUILD_DIR=%q\n' \
         "$COMMAND" "$STARTED" "$RUNS" "$COMMIT" "$BUILD_DIR" >"$META"
 fi
@@ -900,6 +927,13 @@ fi
 ((DO_LOOPBACK)) && run_loopback
 ((DO_WS)) && run_ws_vs_tcp
 ((DO_TLS)) && run_tls
+((DO_XPROC)) && run_cross_process 0
+((DO_MANY)) && run_many_clients
+((DO_RATE)) && run_req_rate
+((DO_IDLE_CPU)) && run_idle_cpu
+# The goal table's ping-pong cell, when the cross-process cells did not run.
+((DO_GOALS && !DO_XPROC)) && run_cross_process 1
+((DO_GOALS)) && write_goals
 ((DO_REPORT)) && write_report
 rm -f "$RESULTS/last_stderr.txt"
 if [[ -s $FAILURES ]]; then

@@ -8,6 +8,8 @@
  * and discarded before the timed ones. Every timed message carries a
  * sequence number that the receiver checks, and a cell whose count does not
  * come out exact is reported FAILED, never as a number. */
+/* MAP_ANONYMOUS (the build defines _POSIX_C_SOURCE alone). */
+#define _DEFAULT_SOURCE
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -22,6 +24,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -97,7 +101,27 @@ struct config {
     int io_threads;
     long stall_ms;
     long handshakes; /* > 0: connections per second, this many */
+    bool cross_process;
 };
+
+/* What the two sides of a cell share while it runs: memory of this
+ * process, or, with --cross-process, a mapping shared with the other
+ * side's process. */
+struct cell_shared {
+    atomic_int ready;      /* receiver saw the first warm-up message */
+    atomic_int send_errno; /* first send failure in the sender thread */
+    atomic_long progress;  /* bumps as messages arrive; the watchdog reads */
+    atomic_long received;  /* timed messages received so far */
+    atomic_int phase;      /* 0 run, 1 teardown, 2 done */
+    atomic_long probes;    /* burst runs: probes received, warm-up too */
+    atomic_int bound;      /* cross-process: endpoint holds the bound one */
+    char endpoint[256];
+};
+
+/* Which sockets this process opens: both (one process), or, across two,
+ * the measuring side (the receiver; the client of a latency run) or the
+ * other one. */
+enum side { SIDE_BOTH, SIDE_MEASURING, SIDE_OTHER };
 
 /* Everything the two threads of a cell share. */
 struct cell {
@@ -110,12 +134,9 @@ struct cell {
     bool poll_before_recv;
     char endpoint[256];
     char options[256];
-    atomic_int ready;      /* receiver saw the first warm-up message */
-    atomic_int send_errno; /* first send failure in the sender thread */
-    atomic_long progress;  /* bumps as messages arrive; the watchdog reads */
-    atomic_long received;  /* timed messages received so far */
-    atomic_int phase;      /* 0 run, 1 teardown, 2 done */
-    atomic_long probes;    /* burst runs: probes received, warm-up too */
+    enum side side;
+    pid_t other; /* cross-process: the other side's process */
+    struct cell_shared *sh;
 };
 
 static double now_s(void)
@@ -155,7 +176,9 @@ static void usage(void)
             "ROUTER_ROUTER_POLL\n"
             "  T: tcp ipc inproc tls curve\n"
             "  other: --io-threads N (default 1), --stall-ms MS (default "
-            "10000)\n",
+            "10000),\n"
+            "         --cross-process (tcp, ipc, ws: the other side in a "
+            "second process)\n",
             LIB_NAME, LIB_NAME, LIB_NAME, LIB_NAME);
     exit(2);
 }
@@ -261,6 +284,8 @@ static void parse_args(int argc, char **argv, struct config *cfg)
             cfg->csv = true;
         } else if (strcmp(a, "--header") == 0) {
             cfg->header = true;
+        } else if (strcmp(a, "--cross-process") == 0) {
+            cfg->cross_process = true;
         } else if (strcmp(a, "--idle-memory") == 0) {
             cfg->idle_memory = true;
         } else if (strcmp(a, "--handshakes") == 0 && v) {
@@ -310,9 +335,15 @@ static void parse_args(int argc, char **argv, struct config *cfg)
         die("--latency needs a two-way pattern, not PUBSUB");
 }
 
+/* Cross-process cells are kinds of their own: xthr, xlat, xburst. */
 static const char *kind_name(const struct config *cfg)
 {
-    return cfg->burst > 0 ? "burst" : cfg->latency ? "lat" : "thr";
+    const char *k = cfg->burst > 0 ? "burst" : cfg->latency ? "lat" : "thr";
+    if (!cfg->cross_process)
+        return k;
+    static char buf[16];
+    snprintf(buf, sizeof buf, "x%s", k);
+    return buf;
 }
 
 /* ---- CSV ---------------------------------------------------------------- */
@@ -403,7 +434,7 @@ static void *watchdog_main(void *arg)
     double teardown_since = 0;
     for (;;) {
         sleep_ms(50);
-        int phase = atomic_load(&c->phase);
+        int phase = atomic_load(&c->sh->phase);
         if (phase == 2)
             return NULL;
         if (phase == 1) {
@@ -418,20 +449,20 @@ static void *watchdog_main(void *arg)
             }
             continue;
         }
-        long p = atomic_load_explicit(&c->progress, memory_order_relaxed);
+        long p = atomic_load_explicit(&c->sh->progress, memory_order_relaxed);
         if (p != last) {
             last = p;
             since = now_s();
         } else if ((now_s() - since) * 1000.0 > (double)c->cfg->stall_ms) {
             char status[96];
-            int se = atomic_load(&c->send_errno);
+            int se = atomic_load(&c->sh->send_errno);
             if (se)
                 snprintf(status, sizeof status, "FAILED:send_errno_%d", se);
-            else if (!atomic_load(&c->ready))
+            else if (!atomic_load(&c->sh->ready))
                 snprintf(status, sizeof status, "FAILED:no_connection");
             else
                 snprintf(status, sizeof status, "FAILED:stalled");
-            print_result(c, status, atomic_load(&c->received), 0, 0, 0, 0);
+            print_result(c, status, atomic_load(&c->sh->received), 0, 0, 0, 0);
             fprintf(stderr,
                     "zlink_bench_%s: no progress for %ld ms, giving up\n",
                     LIB_NAME, c->cfg->stall_ms);
@@ -488,7 +519,7 @@ static void *open_socket(struct cell *c, int type, int hwm)
 static void unsupported_transport(const struct config *cfg)
 {
     printf("%s,%s,%s,%s,%zu,0,0,UNSUPPORTED:transport,,,,,,,\n", LIB_NAME,
-           cfg->handshakes > 0 ? "handshakes" : "thr",
+           cfg->handshakes > 0 ? "handshakes" : kind_name(cfg),
            cfg->pattern < PAT_COUNT ? pattern_names[cfg->pattern] : "-",
            transport_names[cfg->transport], cfg->size);
     exit(0);
@@ -573,6 +604,35 @@ static void make_endpoint(struct cell *c)
     }
 }
 
+/* Across processes: the side that holds the bound socket binds and
+ * publishes the endpoint in the shared mapping; the other side waits for
+ * it and connects. */
+static void cross_process_wire(struct cell *c, void *binder, void *connecter)
+{
+    const struct config *cfg = c->cfg;
+    if (binder) {
+        make_endpoint(c);
+        if (zmq_bind(binder, c->endpoint) != 0)
+            die("zmq_bind(%s): %s", c->endpoint, zmq_strerror(zmq_errno()));
+        size_t len = sizeof c->endpoint;
+        if (tcp_like(cfg->transport) &&
+            zmq_getsockopt(binder, ZMQ_LAST_ENDPOINT, c->endpoint, &len) != 0)
+            die("zmq_getsockopt(LAST_ENDPOINT): %s", zmq_strerror(zmq_errno()));
+        memcpy(c->sh->endpoint, c->endpoint, sizeof c->endpoint);
+        atomic_store(&c->sh->bound, 1);
+        return;
+    }
+    double until = now_s() + 10;
+    while (!atomic_load(&c->sh->bound)) {
+        if (now_s() > until)
+            die("the other process never bound");
+        sleep_ms(1);
+    }
+    memcpy(c->endpoint, c->sh->endpoint, sizeof c->endpoint);
+    if (zmq_connect(connecter, c->endpoint) != 0)
+        die("zmq_connect(%s): %s", c->endpoint, zmq_strerror(zmq_errno()));
+}
+
 /* Opens and wires the cell's two sockets. The bound side binds first; a tcp
  * wildcard port is replaced by the one the system chose. */
 static void setup_cell(struct cell *c)
@@ -612,26 +672,38 @@ static void setup_cell(struct cell *c)
              "io_threads=%d;sndhwm=%d;rcvhwm=%d;linger=0", cfg->io_threads, hwm,
              hwm);
 
-    c->sender = open_socket(c, sender_type, hwm);
-    c->receiver = open_socket(c, receiver_type, hwm);
-    if (c->sender_is_router) {
+    if (cfg->cross_process)
+        append_option(c, ";cross_process");
+    /* Across processes the measuring side holds the receiver, except in a
+     * latency run, where it holds the client (the sender). */
+    bool measure_sends = cfg->latency;
+    bool open_sender =
+        c->side == SIDE_BOTH || (c->side == SIDE_MEASURING) == measure_sends;
+    bool open_receiver = c->side == SIDE_BOTH || !open_sender;
+    c->sender = open_sender ? open_socket(c, sender_type, hwm) : NULL;
+    c->receiver = open_receiver ? open_socket(c, receiver_type, hwm) : NULL;
+    if (c->sender_is_router && c->sender) {
         set_bytes(c->sender, ZMQ_ROUTING_ID, SENDER_ID);
         /* Without it a ROUTER drops at HWM instead of blocking. */
         set_int(c->sender, ZMQ_ROUTER_MANDATORY, 1);
+    }
+    if (c->sender_is_router)
         append_option(c, ";sender_router_mandatory=1;sender_routing_id=%s",
                       SENDER_ID);
-    }
-    if (c->receiver_is_router) {
+    if (c->receiver_is_router && c->receiver)
         set_bytes(c->receiver, ZMQ_ROUTING_ID, RECEIVER_ID);
+    if (c->receiver_is_router) {
         append_option(c, ";receiver_routing_id=%s", RECEIVER_ID);
         if (cfg->latency && !c->sender_is_router) {
             /* The echoing ROUTER must not drop replies silently either. */
-            set_int(c->receiver, ZMQ_ROUTER_MANDATORY, 1);
+            if (c->receiver)
+                set_int(c->receiver, ZMQ_ROUTER_MANDATORY, 1);
             append_option(c, ";receiver_router_mandatory=1");
         }
     }
     if (receiver_type == ZMQ_SUB) {
-        set_bytes(c->receiver, ZMQ_SUBSCRIBE, "");
+        if (c->receiver)
+            set_bytes(c->receiver, ZMQ_SUBSCRIBE, "");
         append_option(c, ";subscribe=all");
     }
     if (c->poll_before_recv)
@@ -639,8 +711,13 @@ static void setup_cell(struct cell *c)
 
     /* The publisher binds; otherwise the receiving (or echoing) side
      * does. */
-    void *binder = receiver_type == ZMQ_SUB ? c->sender : c->receiver;
-    void *connecter = binder == c->sender ? c->receiver : c->sender;
+    bool sender_binds = receiver_type == ZMQ_SUB;
+    void *binder = sender_binds ? c->sender : c->receiver;
+    void *connecter = sender_binds ? c->receiver : c->sender;
+    if (c->side != SIDE_BOTH) {
+        cross_process_wire(c, binder, connecter);
+        return;
+    }
     secure_sockets(cfg, binder, connecter);
     make_endpoint(c);
     if (zmq_bind(binder, c->endpoint) != 0)
@@ -656,13 +733,19 @@ static void setup_cell(struct cell *c)
 
 static void teardown_cell(struct cell *c)
 {
-    atomic_store(&c->phase, 1);
-    zmq_close(c->sender);
-    zmq_close(c->receiver);
+    atomic_store(&c->sh->phase, 1);
+    if (c->sender)
+        zmq_close(c->sender);
+    if (c->receiver)
+        zmq_close(c->receiver);
     zmq_ctx_term(c->ctx);
-    if (c->cfg->transport == TR_IPC)
+    if (c->other > 0) {
+        int wstatus;
+        waitpid(c->other, &wstatus, 0);
+    }
+    if (c->cfg->transport == TR_IPC && c->side != SIDE_OTHER)
         unlink(c->endpoint + strlen("ipc://"));
-    atomic_store(&c->phase, 2);
+    atomic_store(&c->sh->phase, 2);
 }
 
 /* ---- messages ------------------------------------------------------------ */
@@ -741,14 +824,14 @@ static void note_send_error(struct cell *c)
 {
     int expected = 0;
     int e = zmq_errno();
-    atomic_compare_exchange_strong(&c->send_errno, &expected, e ? e : -1);
+    atomic_compare_exchange_strong(&c->sh->send_errno, &expected, e ? e : -1);
 }
 
 /* Sends warm-up messages until the receiver has one: a publisher drops
  * them until the subscription arrives. False when a send failed. */
 static bool wait_until_received(struct cell *c)
 {
-    while (!atomic_load(&c->ready)) {
+    while (!atomic_load(&c->sh->ready)) {
         if (send_message(c, c->sender, MARK_WARMUP, 0, ZMQ_DONTWAIT) != 0 &&
             zmq_errno() != EAGAIN && zmq_errno() != EHOSTUNREACH) {
             note_send_error(c);
@@ -779,6 +862,20 @@ static void *throughput_sender(void *arg)
     return NULL;
 }
 
+/* Starts the cell's other side, fn, in a thread; across processes it
+ * runs already, in the other process. */
+static void start_peer(struct cell *c, void *(*fn)(void *), pthread_t *thread)
+{
+    if (c->side == SIDE_BOTH && pthread_create(thread, NULL, fn, c) != 0)
+        die("pthread_create failed");
+}
+
+static void join_peer(struct cell *c, pthread_t thread)
+{
+    if (c->side == SIDE_BOTH)
+        pthread_join(thread, NULL);
+}
+
 /* Ends the receiving side of a run whose sender is a thread: a receive or
  * a send that failed ends the process with its status printed; otherwise
  * the sender is joined. */
@@ -789,8 +886,8 @@ static void join_sender(struct cell *c, pthread_t sender, const char *status,
         print_result(c, status, received, 0, 0, 0, 0);
         _exit(1);
     }
-    pthread_join(sender, NULL);
-    if (atomic_load(&c->send_errno)) {
+    join_peer(c, sender);
+    if (atomic_load(&c->sh->send_errno)) {
         print_result(c, "FAILED:send", received, 0, 0, 0, 0);
         _exit(1);
     }
@@ -800,8 +897,7 @@ static int run_throughput(struct cell *c)
 {
     const struct config *cfg = c->cfg;
     pthread_t sender;
-    if (pthread_create(&sender, NULL, throughput_sender, c) != 0)
-        die("pthread_create failed");
+    start_peer(c, throughput_sender, &sender);
 
     zmq_msg_t id, body;
     zmq_msg_init(&id);
@@ -814,11 +910,11 @@ static int run_throughput(struct cell *c)
             status = "FAILED:recv";
             break;
         }
-        atomic_store_explicit(&c->progress, ++seen, memory_order_relaxed);
+        atomic_store_explicit(&c->sh->progress, ++seen, memory_order_relaxed);
         char mark = body_mark(&body);
         if (mark == MARK_WARMUP) {
-            if (!atomic_load_explicit(&c->ready, memory_order_relaxed))
-                atomic_store(&c->ready, 1);
+            if (!atomic_load_explicit(&c->sh->ready, memory_order_relaxed))
+                atomic_store(&c->sh->ready, 1);
             continue;
         }
         if (mark != MARK_DATA || body_seq(&body) != (uint32_t)received) {
@@ -832,7 +928,7 @@ static int run_throughput(struct cell *c)
                 syscount_mark(0);
         }
         received++;
-        atomic_store_explicit(&c->received, received, memory_order_relaxed);
+        atomic_store_explicit(&c->sh->received, received, memory_order_relaxed);
     }
     if (received == cfg->count) {
         last = now_s();
@@ -882,8 +978,7 @@ static int compare_double(const void *a, const void *b)
 static double *start_other_side(struct cell *c, void *(*fn)(void *),
                                 pthread_t *thread)
 {
-    if (pthread_create(thread, NULL, fn, c) != 0)
-        die("pthread_create failed");
+    start_peer(c, fn, thread);
     double *samples = malloc((size_t)c->cfg->count * sizeof *samples);
     if (!samples)
         die("out of memory");
@@ -921,7 +1016,7 @@ static int run_latency(struct cell *c)
     } else if (send_message(c, c->sender, MARK_WARMUP, 0, 0) != 0) {
         die("send: %s", zmq_strerror(zmq_errno()));
     }
-    atomic_store(&c->ready, 1);
+    atomic_store(&c->sh->ready, 1);
 
     zmq_msg_t id, body;
     zmq_msg_init(&id);
@@ -948,7 +1043,7 @@ static int run_latency(struct cell *c)
             status = "FAILED:sequence";
             break;
         }
-        atomic_store_explicit(&c->progress, i + 1, memory_order_relaxed);
+        atomic_store_explicit(&c->sh->progress, i + 1, memory_order_relaxed);
         if (i == cfg->warmup) {
             started = t0;
             if (syscount_mark)
@@ -956,7 +1051,7 @@ static int run_latency(struct cell *c)
         }
         if (i >= cfg->warmup) {
             rtt[done++] = t1 - t0;
-            atomic_store_explicit(&c->received, done, memory_order_relaxed);
+            atomic_store_explicit(&c->sh->received, done, memory_order_relaxed);
         }
     }
     double finished = now_s();
@@ -968,7 +1063,7 @@ static int run_latency(struct cell *c)
         print_result(c, status, done, 0, 0, 0, 0);
         _exit(1);
     }
-    pthread_join(echo, NULL);
+    join_peer(c, echo);
 
     /* One-way = round trip / 2, in microseconds. */
     print_latencies(c, rtt, done, 1e6 / 2, finished - started);
@@ -1010,7 +1105,8 @@ static void *burst_sender(void *arg)
             note_send_error(c);
             return NULL;
         }
-        while (atomic_load(&c->probes) <= r && atomic_load(&c->phase) == 0)
+        while (atomic_load(&c->sh->probes) <= r &&
+               atomic_load(&c->sh->phase) == 0)
             sched_yield();
     }
     return NULL;
@@ -1033,14 +1129,14 @@ static int run_burst_latency(struct cell *c)
             break;
         }
         double arrived = now_s();
-        atomic_store_explicit(&c->progress, ++seen, memory_order_relaxed);
+        atomic_store_explicit(&c->sh->progress, ++seen, memory_order_relaxed);
         if (body_mark(&body) == MARK_WARMUP) {
-            if (!atomic_load_explicit(&c->ready, memory_order_relaxed))
-                atomic_store(&c->ready, 1);
+            if (!atomic_load_explicit(&c->sh->ready, memory_order_relaxed))
+                atomic_store(&c->sh->ready, 1);
             continue;
         }
         uint32_t round = body_seq(&body);
-        atomic_fetch_add(&c->probes, 1);
+        atomic_fetch_add(&c->sh->probes, 1);
         if (round < (uint32_t)cfg->warmup)
             continue;
         if (round != (uint32_t)(cfg->warmup + done)) {
@@ -1053,7 +1149,7 @@ static int run_burst_latency(struct cell *c)
         if (done == 0)
             started = sent;
         delay[done++] = arrived - sent;
-        atomic_store_explicit(&c->received, done, memory_order_relaxed);
+        atomic_store_explicit(&c->sh->received, done, memory_order_relaxed);
     }
     double finished = now_s();
     zmq_msg_close(&id);
@@ -1399,6 +1495,51 @@ static int run_handshakes(const struct config *cfg)
     return done == cfg->handshakes ? 0 : 1;
 }
 
+/* The other side of a cross-process cell, in the child: it opens its own
+ * context and socket, runs its part, and keeps its socket open until the
+ * measuring side has finished (LINGER is 0). */
+static void run_other_side(struct cell *c)
+{
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    setup_cell(c);
+    const struct config *cfg = c->cfg;
+    if (cfg->burst > 0)
+        burst_sender(c);
+    else if (cfg->latency)
+        latency_echo(c);
+    else
+        throughput_sender(c);
+    while (atomic_load(&c->sh->phase) == 0)
+        sleep_ms(1);
+    teardown_cell(c);
+    _exit(0);
+}
+
+/* Forks the other side before this process has a context or threads; the
+ * two share the cell's run state through an anonymous shared mapping. */
+static void fork_other_side(struct cell *c)
+{
+    enum transport t = c->cfg->transport;
+    if (t != TR_TCP && t != TR_IPC && t != TR_WS)
+        unsupported_transport(c->cfg);
+    void *m = mmap(NULL, sizeof *c->sh, PROT_READ | PROT_WRITE,
+                   MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (m == MAP_FAILED)
+        die("mmap failed");
+    c->sh = m;
+    memset(c->sh, 0, sizeof *c->sh);
+    fflush(stdout);
+    pid_t pid = fork();
+    if (pid < 0)
+        die("fork failed");
+    if (pid == 0) {
+        c->side = SIDE_OTHER;
+        run_other_side(c);
+    }
+    c->side = SIDE_MEASURING;
+    c->other = pid;
+}
+
 int main(int argc, char **argv)
 {
     struct config cfg;
@@ -1416,7 +1557,11 @@ int main(int argc, char **argv)
         print_header();
 
     static struct cell c;
+    static struct cell_shared shared;
     c.cfg = &cfg;
+    c.sh = &shared;
+    if (cfg.cross_process)
+        fork_other_side(&c);
     setup_cell(&c);
     pthread_t watchdog;
     if (pthread_create(&watchdog, NULL, watchdog_main, &c) != 0)

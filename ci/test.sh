@@ -74,7 +74,8 @@ stage_gcc() {
     local libzmq_ws
     libzmq_ws=$(ci/libzmq-ws.sh)
     configure_build "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-        -DCMAKE_C_COMPILER=gcc -DZLINK_LIBZMQ_WS_DIR="$libzmq_ws"
+        -DCMAKE_C_COMPILER=gcc -DZLINK_LIBZMQ_WS_DIR="$libzmq_ws" \
+        -DZLINK_BUILD_BENCH=ON
     (cd "$dir" && ctest --output-on-failure -j2)
 }
 

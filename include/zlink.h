@@ -199,6 +199,9 @@ ZLINK_EXPORT int zlink_msg_get(const zlink_msg_t *msg, int property);
 #define ZLINK_LINGER 17
 #define ZLINK_RECONNECT_IVL 18
 #define ZLINK_BACKLOG 19
+/* zlink's default listen backlog (libzmq's is 100), capped by the system's
+ * own limit (net.core.somaxconn on Linux, kern.ipc.somaxconn on macOS). */
+#define ZLINK_BACKLOG_DFLT 4096
 #define ZLINK_RECONNECT_IVL_MAX 21
 #define ZLINK_MAXMSGSIZE 22
 #define ZLINK_SNDHWM 23

@@ -41,7 +41,7 @@ static const int_default int_defaults[] = {
     {ZLINK_SNDTIMEO, -1},
     {ZLINK_RECONNECT_IVL, 100},
     {ZLINK_RECONNECT_IVL_MAX, 0},
-    {ZLINK_BACKLOG, 100},
+    {ZLINK_BACKLOG, ZLINK_BACKLOG_DFLT}, /* zlink's own: 100 drops SYNs */
     {ZLINK_HANDSHAKE_IVL, 30000},
     {ZLINK_SNDBUF, -1},
     {ZLINK_RCVBUF, -1},

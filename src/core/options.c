@@ -21,7 +21,10 @@ void zl_options_init(zl_options *o, int type)
     o->rcvtimeo = -1;
     o->reconnect_ivl = 100;
     o->reconnect_ivl_max = 0;
-    o->backlog = 100;
+    /* libzmq's 100 overflows when a thousand clients connect at once, and
+     * every dropped SYN then waits a second to be retried; the system caps
+     * this at its own limit (somaxconn). */
+    o->backlog = ZLINK_BACKLOG_DFLT;
     o->handshake_ivl = 30000;
     o->heartbeat_ttl = 0;
     o->heartbeat_timeout = -1;
