@@ -199,7 +199,7 @@ int zl_os_poll(zl_os_pollfd *fds, int n, int timeout_ms);
 void *zl_os_slab_alloc(size_t size);
 
 /* ---- the calling thread's CPU ----
- * Spinning threads use these to stay out of an I/O thread's way (spin.h).
+ * Spinning threads use these to stay out of an I/O thread's way (src/core/wait.h).
  * zl_thread_cpu: the CPU the calling thread runs on now, or -1 where the OS
  * cannot say. zl_thread_yield: lets another thread that is ready on this
  * CPU run first; returns at once when there is none. */

@@ -54,7 +54,7 @@ void zl_ctx_reap(zl_ctx *ctx, struct zl_socket *s);
 bool zl_ctx_terminating(const zl_ctx *ctx);
 /* Whether the calling thread runs on the CPU one of ctx's I/O threads ran
  * its last turn on, or cannot tell: a spin there would take the CPU that
- * I/O thread needs (spin.h). */
+ * I/O thread needs (wait.h). */
 bool zl_ctx_shares_cpu_with_io(const zl_ctx *ctx);
 
 #endif

@@ -22,7 +22,7 @@ typedef struct zl_io_thread {
     bool stopping;
     atomic_int load; /* I/O objects on this thread, for choosing one */
     /* The CPU the thread ran its last turn on (zl_thread_cpu), or -1:
-     * application threads do not spin on it (spin.h). */
+     * application threads do not spin on it (wait.h). */
     atomic_int cpu;
     _Alignas(ZL_CACHE_LINE) zl_mailbox mailbox;
 } zl_io_thread;
