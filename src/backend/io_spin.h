@@ -17,6 +17,13 @@
 /* Waits that sleep without spinning after a spin that found nothing. */
 #define ZL_IO_SPINS_SKIPPED_AFTER_A_MISS 16
 
+/* How long an I/O thread spins under the context's spin budget. */
+static inline uint32_t zl_io_spin_within(uint32_t budget_ns)
+{
+    return budget_ns < ZL_IO_SPIN_BEFORE_SLEEP_NS ? budget_ns
+                                                  : ZL_IO_SPIN_BEFORE_SLEEP_NS;
+}
+
 static inline uint64_t zl_io_spin_now_ns(void)
 {
     struct timespec ts;

@@ -44,6 +44,9 @@ typedef struct zl_io_object {
 } zl_io_object;
 
 int zl_io_thread_start(zl_io_thread *t);
+/* The longest the thread spins before it sleeps, in ns (ZLINK_SPIN_BUDGET);
+ * any thread. */
+void zl_io_thread_set_spin_budget(zl_io_thread *t, uint32_t budget_ns);
 /* Asks the thread to stop and joins it. */
 void zl_io_thread_stop(zl_io_thread *t);
 void zl_io_thread_send(zl_io_thread *t, zl_cmd_type type,

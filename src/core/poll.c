@@ -47,17 +47,32 @@ static bool only_sockets(const zlink_pollitem_t *items, int n)
 static ZL_THREAD_LOCAL zl_waiter waiter;
 
 /* Whether this poll may spin: no miss lately, and zlink sockets only,
- * each with few pipes. */
+ * each with few pipes, and a spin budget. */
 static bool may_spin(zlink_pollitem_t *items, int n)
 {
     if (zl_wait_skipping(&waiter))
         return false;
     for (int i = 0; i < n; i++) {
         zl_socket *s = zl_socket_from_handle(items[i].socket);
-        if (!s || !zl_socket_may_spin_on(s))
+        if (!s || !zl_socket_may_spin_on(s) ||
+            zl_ctx_spin_budget_ns(s->ctx) == 0)
             return false;
     }
     return true;
+}
+
+/* The smallest spin budget of the items' contexts (may_spin checked that
+ * each is a zlink socket). */
+static uint32_t spin_budget(zlink_pollitem_t *items, int n)
+{
+    uint32_t budget = UINT32_MAX;
+    for (int i = 0; i < n; i++) {
+        zl_socket *s = items[i].socket;
+        uint32_t b = zl_ctx_spin_budget_ns(s->ctx);
+        if (b < budget)
+            budget = b;
+    }
+    return budget;
 }
 
 /* The rules of socket.c's spin, over every item (may_spin checked that
@@ -113,7 +128,7 @@ static int spin_on_sockets(zlink_pollitem_t *items, int n, uint64_t started,
 {
     spin_look look = {items, n};
     uint64_t until =
-        zl_wait_spin_until(&waiter, started, ZL_WAIT_SPIN_BUDGET_DFLT_NS);
+        zl_wait_spin_until(&waiter, started, spin_budget(items, n));
     return zl_wait_spin(&waiter, until, 0, gives_way, look_at_sockets,
                         sockets_spin_is_clear, &look);
 }
@@ -155,12 +170,13 @@ static int check_or_spin(zlink_pollitem_t *items, int n, bool would_sleep,
  * unless the spin would take an I/O thread's CPU. */
 static void adapt_spin(zlink_pollitem_t *items, int n, uint64_t waited)
 {
-    if (waited > ZL_WAIT_SPIN_BUDGET_DFLT_NS)
+    uint32_t budget = spin_budget(items, n);
+    if (waited > budget)
         return;
     for (int i = 0; i < n; i++)
         if (!zl_socket_may_adapt_spin(items[i].socket))
             return;
-    zl_wait_adapt(&waiter, waited, ZL_WAIT_SPIN_BUDGET_DFLT_NS);
+    zl_wait_adapt(&waiter, waited, budget);
 }
 
 /* Tells the I/O threads which CPU the sockets' owner sleeps on, or -1 once

@@ -284,7 +284,7 @@ bool zl_socket_may_adapt_spin(const zl_socket *s)
 
 static bool may_spin(zl_socket *s)
 {
-    if (!zl_socket_may_spin_on(s))
+    if (!zl_socket_may_spin_on(s) || zl_ctx_spin_budget_ns(s->ctx) == 0)
         return false;
     if (zl_wait_skipping(&s->waiter)) {
         zl_wait_skip_one(&s->waiter);
@@ -358,7 +358,7 @@ static int spin_receive(zl_socket *s, int (*op)(zl_socket *, zlink_msg_t *),
 {
     spin_look look = {s, op, msg};
     uint64_t until =
-        zl_wait_spin_until(&s->waiter, started, ZL_WAIT_SPIN_BUDGET_DFLT_NS);
+        zl_wait_spin_until(&s->waiter, started, zl_ctx_spin_budget_ns(s->ctx));
     int found =
         zl_wait_spin(&s->waiter, until, zl_socket_spin_gap_ns(s, gives_way),
                      gives_way, look_for_message, io_cpu_is_clear, &look);
@@ -376,7 +376,7 @@ static int spin_receive(zl_socket *s, int (*op)(zl_socket *, zlink_msg_t *),
 static void adapt_spin(zl_socket *s, uint64_t waited)
 {
     if (zl_socket_may_adapt_spin(s))
-        zl_wait_adapt(&s->waiter, waited, ZL_WAIT_SPIN_BUDGET_DFLT_NS);
+        zl_wait_adapt(&s->waiter, waited, zl_ctx_spin_budget_ns(s->ctx));
 }
 
 /* How long a send that a pipe refused for pacing (ZL_EPACED, pipe.h)

@@ -25,14 +25,13 @@
 #define ZL_WAIT_SPIN_NS 10000u
 /* Waits that skip the spin after one that found nothing. */
 #define ZL_WAIT_SKIPS_AFTER_A_MISS 16
-/* The default spin budget: the longest an adapted spin lasts.
- *
- * A receive that slept, and whose message came within the budget of the
- * wait's start, would have been caught by a longer spin: the next receive
+/* Adaptation, within the context's budget (ZLINK_SPIN_BUDGET): a receive
+ * that slept, and whose message came within the budget of the wait's
+ * start, would have been caught by a longer spin, so the next receive
  * spins about that long. A ping-pong peer that had to be woken answers in
  * tens of µs; without this both sides, once one of them missed a spin,
- * kept sleeping and waking each other. A peer slower than this is left to
- * wake us.
+ * kept sleeping and waking each other. A peer slower than the budget is
+ * left to wake us. The budget's default is reasoned in docs/options.md.
  *
  * When the message comes through an I/O thread (tcp, ipc), that thread is
  * the one that pays for the wakeup, and pays most for a thread on another
@@ -40,13 +39,7 @@
  * spin, only on a CPU that no I/O thread was last seen on, and yields
  * between rounds, so that a thread that shares its CPU runs at once. On
  * the I/O thread's own CPU it sleeps at once: its wakeup is cheap there,
- * and a spin would take the CPU the I/O thread needs.
- *
- * 100 µs rather than 50: an I/O thread that writes a batch of large bodies
- * leaves its receivers gaps of that order, and a receiver that slept
- * through them cost it a wakeup each time (bench/NOTES.md, "Spin
- * budget"). */
-#define ZL_WAIT_SPIN_BUDGET_DFLT_NS 100000u
+ * and a spin would take the CPU the I/O thread needs. */
 /* A receive whose last message was already waiting is streaming: its
  * writer, another application thread, is the slower side. Looking at the
  * pipe again at once then costs that writer the most: each look takes the

@@ -253,6 +253,7 @@ int zl_loop_create(zl_loop **out, zl_wake_cb on_wake, void *wake_arg)
         return rc;
     }
     atomic_init(&loop->wake_pending, false);
+    atomic_init(&loop->spin_ns, ZL_IO_SPIN_BEFORE_SLEEP_NS);
     loop->on_wake = on_wake;
     loop->wake_arg = wake_arg;
     link_init(&loop->ready);
@@ -323,6 +324,12 @@ static bool run_deferred_writes(zl_loop *loop)
 
 /* ---- waiting ---- */
 
+void zl_loop_set_spin_budget(zl_loop *loop, uint32_t budget_ns)
+{
+    atomic_store_explicit(&loop->spin_ns, zl_io_spin_within(budget_ns),
+                          memory_order_relaxed);
+}
+
 static int wait_timeout(zl_loop *loop, int timeout_ms)
 {
     if (loop->completed_head || link_linked(&loop->ready))
@@ -331,8 +338,9 @@ static int wait_timeout(zl_loop *loop, int timeout_ms)
         zl_timer_heap_timeout(&loop->timers, zl_loop_now(loop), timeout_ms);
     /* The I/O thread's spin (io_spin.h). */
     if (timeout != 0 &&
-        zl_io_spin_for_wake(&loop->wake_pending, &loop->spins_to_skip,
-                            ZL_IO_SPIN_BEFORE_SLEEP_NS))
+        zl_io_spin_for_wake(
+            &loop->wake_pending, &loop->spins_to_skip,
+            atomic_load_explicit(&loop->spin_ns, memory_order_relaxed)))
         return 0;
     return timeout;
 }
