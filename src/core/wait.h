@@ -2,7 +2,7 @@
  * bounded budget, adapted to how soon the last message came, then sleep.
  * Used by a blocking receive (socket.c), zlink_poll (poll.c) and a pipe's
  * reader waiting for a batch (pipe.c). The I/O threads' spin before they
- * sleep is the backend's (backend.h, zl_loop_set_spin).
+ * sleep is the backend's (backend.h, zl_loop_set_spin_budget).
  *
  * Why spin at all: waking a sleeping thread costs its waker a system call
  * and the sleeper a reschedule, while the next message of a busy peer often
@@ -25,21 +25,6 @@
 #define ZL_WAIT_SPIN_NS 10000u
 /* Waits that skip the spin after one that found nothing. */
 #define ZL_WAIT_SKIPS_AFTER_A_MISS 16
-/* Adaptation, within the context's budget (ZLINK_SPIN_BUDGET): a receive
- * that slept, and whose message came within the budget of the wait's
- * start, would have been caught by a longer spin, so the next receive
- * spins about that long. A ping-pong peer that had to be woken answers in
- * tens of µs; without this both sides, once one of them missed a spin,
- * kept sleeping and waking each other. A peer slower than the budget is
- * left to wake us. The budget's default is reasoned in docs/options.md.
- *
- * When the message comes through an I/O thread (tcp, ipc), that thread is
- * the one that pays for the wakeup, and pays most for a thread on another
- * CPU. So an application thread spins for an I/O thread, and adapts its
- * spin, only on a CPU that no I/O thread was last seen on, and yields
- * between rounds, so that a thread that shares its CPU runs at once. On
- * the I/O thread's own CPU it sleeps at once: its wakeup is cheap there,
- * and a spin would take the CPU the I/O thread needs. */
 /* A receive whose last message was already waiting is streaming: its
  * writer, another application thread, is the slower side. Looking at the
  * pipe again at once then costs that writer the most: each look takes the
@@ -103,9 +88,25 @@ static inline void zl_wait_pause(uint32_t ns)
  * them spins ZL_WAIT_SPIN_NS. */
 void zl_wait_missed(zl_waiter *w);
 
-/* A wait that slept got what it waited for waited ns after it began: if a
- * spin that long (within budget_ns) would have caught it, the next wait
- * spins about that long. */
+/* Adaptation, within the context's budget (ZLINK_SPIN_BUDGET): a receive
+ * that slept, and whose message came within the budget of the wait's
+ * start, would have been caught by a longer spin, so the next receive
+ * spins about that long. A ping-pong peer that had to be woken answers in
+ * tens of µs; without this both sides, once one of them missed a spin,
+ * kept sleeping and waking each other. A peer slower than the budget is
+ * left to wake us. The budget's default is reasoned in docs/options.md.
+ *
+ * When the message comes through an I/O thread (tcp, ipc), that thread is
+ * the one that pays for the wakeup, and pays most for a thread on another
+ * CPU. So an application thread spins for an I/O thread, and adapts its
+ * spin, only on a CPU that no I/O thread was last seen on, and yields
+ * between rounds, so that a thread that shares its CPU runs at once. On
+ * the I/O thread's own CPU it sleeps at once: its wakeup is cheap there,
+ * and a spin would take the CPU the I/O thread needs.
+ *
+ * Here: a wait that slept got what it waited for waited ns after it
+ * began; if a spin that long (within budget_ns) would have caught it, the
+ * next wait spins about that long. */
 void zl_wait_adapt(zl_waiter *w, uint64_t waited, uint32_t budget_ns);
 
 /* Looks with look until it finds something or until passes, then returns
