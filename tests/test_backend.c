@@ -294,7 +294,7 @@ START_TEST(test_backend_name)
 }
 END_TEST
 
-/* Both backends can tell the CPU a thread runs on (spin.h relies on it).
+/* Both backends can tell the CPU a thread runs on (wait.h relies on it).
  * Yielding with no other thread ready returns at once. */
 START_TEST(test_thread_cpu)
 {

@@ -3,7 +3,7 @@
  * that spins and then sleeps, and an engine that gives its buffers back
  * when a connection goes quiet and reads again after a zero-byte probe.
  * Each test sends at gaps shorter than, about as long as, and much longer
- * than the spins (spin.h), so that every path runs: a message found while
+ * than the spins (wait.h), so that every path runs: a message found while
  * spinning, one that comes as the spin gives up, and one that must wake a
  * sleeper. A lost wakeup shows as a receive timeout. */
 #if defined(__linux__)
@@ -17,7 +17,7 @@
 #include "backend.h"
 #include "socket.h"
 #include "socket_testutil.h"
-#include "spin.h"
+#include "wait.h"
 
 /* Gaps between messages, in microseconds: within a spin, around its end
  * (10 us for applications, 30 us for I/O threads), and well past it. */
@@ -202,7 +202,7 @@ START_TEST(connection_reads_after_quiet_periods)
 }
 END_TEST
 
-/* The gap between a spinning receive's looks (spin.h): after a receive
+/* The gap between a spinning receive's looks (wait.h): after a receive
  * that found its message waiting, for application threads' pipes only;
  * none after a receive that had to wait for it. */
 static uint32_t spin_gap_of(void *receiver)
@@ -232,7 +232,7 @@ START_TEST(streaming_receive_looks_at_a_gap)
      * receive may wait for them, the later ones find them waiting. */
     for (unsigned i = 0; i < 3; i++)
         zt_recv_part(f.receiver, 64, i, false);
-    uint32_t expected = inproc ? ZL_SPIN_STREAMING_GAP_NS : 0;
+    uint32_t expected = inproc ? ZL_WAIT_STREAMING_GAP_NS : 0;
     ck_assert_uint_eq(spin_gap_of(f.receiver), expected);
     uv_thread_t sender;
     ck_assert_int_eq(uv_thread_create(&sender, late_sender, f.senders[0]), 0);
@@ -300,7 +300,7 @@ START_TEST(sleeping_wait_names_its_cpu)
 END_TEST
 
 #if defined(__linux__)
-/* Where a receive whose peer is an I/O thread may spin (spin.h): never on
+/* Where a receive whose peer is an I/O thread may spin (wait.h): never on
  * that thread's CPU. A thread inherits its creator's CPU mask, so pinning
  * this thread before the context makes its I/O thread pins the I/O thread
  * too. */
@@ -382,7 +382,8 @@ START_TEST(tcp_receive_on_the_io_threads_cpu_never_spins)
     ck_assert_int_eq(uv_thread_create(&sender, slow_sender, f.senders[0]), 0);
     for (unsigned i = 0; i < SLOW_MESSAGES; i++) {
         zt_recv_part(f.receiver, 64, i, false);
-        ck_assert_msg(receiver->spins_to_skip == 0 && receiver->spin_ns == 0,
+        ck_assert_msg(receiver->waiter.spins_to_skip == 0 &&
+                          receiver->waiter.spin_ns == 0,
                       "receive %u spun on the I/O thread's CPU", i);
     }
     uv_thread_join(&sender);

@@ -112,6 +112,10 @@ int zl_loop_run_once(zl_loop *loop, int timeout_ms);
 void zl_loop_wake(zl_loop *loop);
 /* Monotonic milliseconds. */
 uint64_t zl_loop_now(zl_loop *loop);
+/* The longest the loop's thread may busy-wait for a wake before it sleeps
+ * in the OS, in ns (the context's ZLINK_SPIN_BUDGET); 0: never. The
+ * backend spins what it needs within that, or not at all. Thread-safe. */
+void zl_loop_set_spin_budget(zl_loop *loop, uint32_t budget_ns);
 void zl_timer_start(zl_loop *loop, zl_timer *timer, uint64_t after_ms);
 void zl_timer_stop(zl_loop *loop, zl_timer *timer);
 int zl_timer_active(const zl_timer *timer);
@@ -199,10 +203,10 @@ int zl_os_poll(zl_os_pollfd *fds, int n, int timeout_ms);
 void *zl_os_slab_alloc(size_t size);
 
 /* ---- the calling thread's CPU ----
- * Spinning threads use these to stay out of an I/O thread's way (spin.h).
- * zl_thread_cpu: the CPU the calling thread runs on now, or -1 where the OS
- * cannot say. zl_thread_yield: lets another thread that is ready on this
- * CPU run first; returns at once when there is none. */
+ * Spinning threads use these to stay out of an I/O thread's way
+ * (src/core/wait.h). zl_thread_cpu: the CPU the calling thread runs on now, or
+ * -1 where the OS cannot say. zl_thread_yield: lets another thread that is
+ * ready on this CPU run first; returns at once when there is none. */
 int zl_thread_cpu(void);
 void zl_thread_yield(void);
 

@@ -153,6 +153,7 @@ void *zlink_ctx_new(void)
     ctx->magic = ZL_CTX_MAGIC;
     ctx->io_thread_count = ZLINK_IO_THREADS_DFLT;
     ctx->max_sockets = ZLINK_MAX_SOCKETS_DFLT;
+    atomic_init(&ctx->spin_budget_ns, ZLINK_SPIN_BUDGET_DFLT * 1000u);
     uv_mutex_init(&ctx->lock);
     uv_cond_init(&ctx->all_gone);
     uv_mutex_init(&ctx->reaper_lock);
@@ -193,6 +194,8 @@ static int start_locked(zl_ctx *ctx)
             errno = EMTHREAD;
             return -1;
         }
+        zl_io_thread_set_spin_budget(&ctx->threads[i],
+                                     zl_ctx_spin_budget_ns(ctx));
     }
     ctx->started = true;
     return 0;
@@ -281,6 +284,22 @@ int zlink_ctx_term(void *handle)
     return 0;
 }
 
+/* ZLINK_SPIN_BUDGET, in µs: the application threads read it at each
+ * wait, the I/O threads' loops are told. Called with ctx->lock held. */
+static int set_spin_budget_locked(zl_ctx *ctx, int us)
+{
+    if (us < 0 || us > 1000000) {
+        errno = EINVAL;
+        return -1;
+    }
+    uint32_t ns = (uint32_t)us * 1000u;
+    atomic_store_explicit(&ctx->spin_budget_ns, ns, memory_order_relaxed);
+    if (ctx->started)
+        for (int i = 0; i < ctx->io_thread_count; i++)
+            zl_io_thread_set_spin_budget(&ctx->threads[i], ns);
+    return 0;
+}
+
 int zlink_ctx_set(void *handle, int option, int value)
 {
     zl_ctx *ctx = ctx_from_handle(handle);
@@ -305,6 +324,9 @@ int zlink_ctx_set(void *handle, int option, int value)
             ctx->max_sockets = value;
         }
         break;
+    case ZLINK_SPIN_BUDGET:
+        rc = set_spin_budget_locked(ctx, value);
+        break;
     default:
         errno = EINVAL;
         rc = -1;
@@ -327,6 +349,8 @@ int zlink_ctx_get(void *handle, int option)
         return 65535;
     case ZLINK_MSG_T_SIZE:
         return (int)sizeof(zlink_msg_t);
+    case ZLINK_SPIN_BUDGET:
+        return (int)(zl_ctx_spin_budget_ns(ctx) / 1000u);
     default:
         errno = EINVAL;
         return -1;

@@ -22,6 +22,9 @@ typedef struct zl_ctx {
     zl_io_thread *threads;
     bool started;
     atomic_bool terminating;
+    /* ZLINK_SPIN_BUDGET in ns; by terminating, which every send and
+     * receive reads too. */
+    atomic_uint spin_budget_ns;
     atomic_uint next_thread;
 
     struct zl_socket **sockets; /* open, not yet closed by the application */
@@ -52,9 +55,16 @@ void zl_ctx_reap(zl_ctx *ctx, struct zl_socket *s);
 bool zl_ctx_terminating(const zl_ctx *ctx);
 /* The context's inproc names. */
 struct zl_inproc_registry *zl_ctx_inproc(zl_ctx *ctx);
+/* The longest an application thread of ctx spins before it sleeps, in ns
+ * (ZLINK_SPIN_BUDGET, wait.h); 0: never. Inline: every blocking receive
+ * reads it. */
+static inline uint32_t zl_ctx_spin_budget_ns(const zl_ctx *ctx)
+{
+    return atomic_load_explicit(&ctx->spin_budget_ns, memory_order_relaxed);
+}
 /* Whether the calling thread runs on the CPU one of ctx's I/O threads ran
  * its last turn on, or cannot tell: a spin there would take the CPU that
- * I/O thread needs (spin.h). */
+ * I/O thread needs (wait.h). */
 bool zl_ctx_shares_cpu_with_io(const zl_ctx *ctx);
 
 #endif

@@ -80,6 +80,11 @@ int zl_io_thread_start(zl_io_thread *t)
     return 0;
 }
 
+void zl_io_thread_set_spin_budget(zl_io_thread *t, uint32_t budget_ns)
+{
+    zl_loop_set_spin_budget(t->loop, budget_ns);
+}
+
 void zl_io_thread_stop(zl_io_thread *t)
 {
     zl_io_thread_send(t, ZL_CMD_STOP, NULL);

@@ -22,7 +22,7 @@ typedef struct zl_io_thread {
     bool stopping;
     atomic_int load; /* I/O objects on this thread, for choosing one */
     /* The CPU the thread ran its last turn on (zl_thread_cpu), or -1:
-     * application threads do not spin on it (spin.h). */
+     * application threads do not spin on it (wait.h). */
     atomic_int cpu;
     _Alignas(ZL_CACHE_LINE) zl_mailbox mailbox;
 } zl_io_thread;
@@ -44,6 +44,9 @@ typedef struct zl_io_object {
 } zl_io_object;
 
 int zl_io_thread_start(zl_io_thread *t);
+/* The longest the thread spins before it sleeps, in ns (ZLINK_SPIN_BUDGET);
+ * any thread. */
+void zl_io_thread_set_spin_budget(zl_io_thread *t, uint32_t budget_ns);
 /* Asks the thread to stop and joins it. */
 void zl_io_thread_stop(zl_io_thread *t);
 void zl_io_thread_send(zl_io_thread *t, zl_cmd_type type,

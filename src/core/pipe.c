@@ -12,7 +12,7 @@
 #include "fast_tls.h"
 #include "msg.h"
 #include "noinline.h"
-#include "spin.h"
+#include "wait.h"
 
 /* 256 messages, as libzmq's message_pipe_granularity (32 KiB of 128-byte
  * messages): few chunk changes per message. A queue starts with a chunk of
@@ -34,9 +34,8 @@
 /* How far ahead of the slot it takes the reader looks (prefetch_ahead). */
 #define READ_AHEAD_SLOTS 4
 /* A reader that keeps finding fewer than this many new parts waits for a
- * batch, this long, before it takes them (wait_for_batch). */
+ * batch (ZL_WAIT_BATCH_NS, wait.h) before it takes them (wait_for_batch). */
 #define BATCH_PARTS 32
-#define BATCH_WAIT_NS 1000u
 /* A send that may wait is paced ("Pacing") once the queue holds about
  * this many bytes of parts of at least PACE_MIN_PART bytes, and never
  * below PACE_MIN_MSGS messages. */
@@ -713,9 +712,7 @@ static bool waits_for_batches(const zl_pipe *p)
 
 static uint64_t wait_for_batch(struct zl_msg_queue *q)
 {
-    uint64_t until = uv_hrtime() + BATCH_WAIT_NS;
-    while (uv_hrtime() < until)
-        zl_cpu_relax();
+    zl_wait_pause(ZL_WAIT_BATCH_NS);
     return atomic_load_explicit(&q->published, memory_order_acquire);
 }
 

@@ -8,7 +8,7 @@
 #include "ctx.h"
 #include "fast_tls.h"
 #include "socket.h"
-#include "spin.h"
+#include "wait.h"
 #include "zlink.h"
 
 /* Fills revents of zlink sockets from their state. Returns how many items
@@ -43,24 +43,36 @@ static bool only_sockets(const zlink_pollitem_t *items, int n)
 }
 
 /* Before sleeping in the OS, recheck the sockets for a few microseconds
- * (spin.h). Per thread, since polls of one thread follow each other: how
- * many polls skip the spin after one that found nothing, and how long the
- * next spin lasts (0: ZL_SPIN_BEFORE_SLEEP_NS). */
-static ZL_THREAD_LOCAL int spins_to_skip;
-static ZL_THREAD_LOCAL uint32_t spin_ns;
+ * (wait.h). Per thread, since polls of one thread follow each other. */
+static ZL_THREAD_LOCAL zl_waiter waiter;
 
 /* Whether this poll may spin: no miss lately, and zlink sockets only,
- * each with few pipes. */
+ * each with few pipes, and a spin budget. */
 static bool may_spin(zlink_pollitem_t *items, int n)
 {
-    if (spins_to_skip > 0)
+    if (zl_wait_skipping(&waiter))
         return false;
     for (int i = 0; i < n; i++) {
         zl_socket *s = zl_socket_from_handle(items[i].socket);
-        if (!s || !zl_socket_may_spin_on(s))
+        if (!s || !zl_socket_may_spin_on(s) ||
+            zl_ctx_spin_budget_ns(s->ctx) == 0)
             return false;
     }
     return true;
+}
+
+/* The smallest spin budget of the items' contexts (may_spin checked that
+ * each is a zlink socket). */
+static uint32_t spin_budget(zlink_pollitem_t *items, int n)
+{
+    uint32_t budget = UINT32_MAX;
+    for (int i = 0; i < n; i++) {
+        zl_socket *s = items[i].socket;
+        uint32_t b = zl_ctx_spin_budget_ns(s->ctx);
+        if (b < budget)
+            budget = b;
+    }
+    return budget;
 }
 
 /* The rules of socket.c's spin, over every item (may_spin checked that
@@ -87,35 +99,38 @@ static void settle_sockets(zlink_pollitem_t *items, int n, bool only_with_data)
         zl_socket_settle_awake_pipes(items[i].socket, only_with_data);
 }
 
+/* A poll's look during its spin (zl_wait_spin). */
+typedef struct spin_look {
+    zlink_pollitem_t *items;
+    int n;
+} spin_look;
+
+static int look_at_sockets(void *arg)
+{
+    spin_look *l = arg;
+    settle_sockets(l->items, l->n, true);
+    return check_sockets(l->items, l->n);
+}
+
+/* Moved onto an I/O thread's CPU: sleep, but not as a miss. */
+static bool sockets_spin_is_clear(void *arg)
+{
+    spin_look *l = arg;
+    return spin_is_clear(l->items, l->n);
+}
+
 /* Runs while zl_pipe_keep_reader_awake is set: a pipe found empty stays
  * awake, so the message that ends the spin costs its writer no
  * ACTIVATE_READ, and this thread no wakeup to read. gives_way: some peer
- * is an I/O thread's session (spin.h). */
+ * is an I/O thread's session (wait.h). */
 static int spin_on_sockets(zlink_pollitem_t *items, int n, uint64_t started,
                            bool gives_way)
 {
-    uint64_t until = started + (spin_ns ? spin_ns : ZL_SPIN_BEFORE_SLEEP_NS);
-    for (bool first_round = true;; first_round = false) {
-        /* As in socket.c's spin: a yield is always followed by a look. */
-        if (gives_way && !first_round) {
-            /* Moved onto an I/O thread's CPU: sleep, but not as a miss. */
-            if (!spin_is_clear(items, n))
-                return 0;
-            zl_thread_yield();
-        }
-        for (int i = 0; i < 16; i++) {
-            settle_sockets(items, n, true);
-            int ready = check_sockets(items, n);
-            if (ready != 0)
-                return ready;
-            zl_cpu_relax();
-        }
-        if (uv_hrtime() >= until)
-            break;
-    }
-    spins_to_skip = ZL_SPINS_SKIPPED_AFTER_A_MISS;
-    spin_ns = 0;
-    return 0;
+    spin_look look = {items, n};
+    uint64_t until =
+        zl_wait_spin_until(&waiter, started, spin_budget(items, n));
+    return zl_wait_spin(&waiter, until, 0, gives_way, look_at_sockets,
+                        sockets_spin_is_clear, &look);
 }
 
 /* Checks the sockets, spinning first when this poll may (may_spin) and
@@ -134,8 +149,8 @@ static int check_or_spin(zlink_pollitem_t *items, int n, bool would_sleep,
         if (*waiting_since == 0)
             *waiting_since = now;
         ready = spin_on_sockets(items, n, now, via_io);
-    } else if (ready == 0 && would_sleep && spins_to_skip > 0) {
-        spins_to_skip--;
+    } else if (ready == 0 && would_sleep && zl_wait_skipping(&waiter)) {
+        zl_wait_skip_one(&waiter);
     }
     if (spin) {
         zl_pipe_keep_reader_awake(false);
@@ -155,13 +170,13 @@ static int check_or_spin(zlink_pollitem_t *items, int n, bool would_sleep,
  * unless the spin would take an I/O thread's CPU. */
 static void adapt_spin(zlink_pollitem_t *items, int n, uint64_t waited)
 {
-    if (waited > ZL_SPIN_ADAPT_MAX_NS)
+    uint32_t budget = spin_budget(items, n);
+    if (waited > budget)
         return;
     for (int i = 0; i < n; i++)
         if (!zl_socket_may_adapt_spin(items[i].socket))
             return;
-    spin_ns = zl_spin_for(waited);
-    spins_to_skip = 0;
+    zl_wait_adapt(&waiter, waited, budget);
 }
 
 /* Tells the I/O threads which CPU the sockets' owner sleeps on, or -1 once

@@ -14,11 +14,11 @@
 #include "noinline.h"
 #include "pipe.h"
 #include "session.h"
-#include "spin.h"
 #include "transport/address.h"
 #include "transport/inproc.h"
 #include "transport/listener.h"
 #include "transport/stream.h"
+#include "wait.h"
 #if defined(ZLINK_WITH_WS)
 #include "transport/ws_listener.h"
 #include "transport/ws_stream.h"
@@ -251,9 +251,8 @@ static int remaining_ms(uint64_t deadline)
 }
 
 /* A blocking receive retries for a few microseconds before it sleeps
- * (spin.h), with its pipes kept awake so that their writers send no
- * ACTIVATE_READ meanwhile. A spin that found nothing makes the next ones
- * skipped for a while. A receive whose peers are I/O threads' sessions
+ * (wait.h), with its pipes kept awake so that their writers send no
+ * ACTIVATE_READ meanwhile. A receive whose peers are I/O threads' sessions
  * (tcp, ipc) spins only on a CPU no I/O thread is on, and gives way to
  * other threads as it goes: a spin on the I/O thread's CPU takes the CPU
  * that thread needs to bring the message. Sockets with many pipes do not
@@ -285,10 +284,10 @@ bool zl_socket_may_adapt_spin(const zl_socket *s)
 
 static bool may_spin(zl_socket *s)
 {
-    if (!zl_socket_may_spin_on(s))
+    if (!zl_socket_may_spin_on(s) || zl_ctx_spin_budget_ns(s->ctx) == 0)
         return false;
-    if (s->spins_to_skip > 0) {
-        s->spins_to_skip--;
+    if (zl_wait_skipping(&s->waiter)) {
+        zl_wait_skip_one(&s->waiter);
         return false;
     }
     return true;
@@ -316,80 +315,68 @@ void zl_socket_settle_awake_pipes(zl_socket *s, bool only_with_data)
 }
 
 /* The time between two looks of a spinning receive: none, or the
- * streaming gap (spin.h). Only for application threads' pipes: an I/O
+ * streaming gap (wait.h). Only for application threads' pipes: an I/O
  * thread publishes a whole read's messages at once, and a receiver that
  * looked later only left it waiting on a fuller pipe (bench/NOTES.md,
  * "Streaming gap"). */
 uint32_t zl_socket_spin_gap_ns(const zl_socket *s, bool gives_way)
 {
-    return s->streaming && !gives_way ? ZL_SPIN_STREAMING_GAP_NS : 0;
+    return s->streaming && !gives_way ? ZL_WAIT_STREAMING_GAP_NS : 0;
 }
 
-static void pause_for(uint32_t ns)
+/* A receive's look during its spin (zl_wait_spin). */
+typedef struct spin_look {
+    zl_socket *s;
+    int (*op)(zl_socket *, zlink_msg_t *);
+    zlink_msg_t *msg;
+} spin_look;
+
+static int look_for_message(void *arg)
 {
-    uint64_t until = uv_hrtime() + ns;
-    do
-        zl_cpu_relax();
-    while (uv_hrtime() < until);
+    spin_look *l = arg;
+    zl_socket *s = l->s;
+    if (atomic_load_explicit(&s->commands_pending, memory_order_relaxed) &&
+        zl_socket_process_commands(s, 0) != 0)
+        return -1;
+    zl_socket_settle_awake_pipes(s, true);
+    if (l->op(s, l->msg) == 0)
+        return 1;
+    return errno == EAGAIN ? 0 : -1;
+}
+
+/* Moved onto an I/O thread's CPU: sleep, but not as a miss. */
+static bool io_cpu_is_clear(void *arg)
+{
+    const spin_look *l = arg;
+    return !zl_ctx_shares_cpu_with_io(l->s->ctx);
 }
 
 /* 0 with a message, or -1 with errno (EAGAIN: nothing came in time).
- * gives_way: some peer is an I/O thread's session (spin.h). */
+ * gives_way: some peer is an I/O thread's session (wait.h). */
 static int spin_receive(zl_socket *s, int (*op)(zl_socket *, zlink_msg_t *),
                         zlink_msg_t *msg, uint64_t started, bool gives_way)
 {
+    spin_look look = {s, op, msg};
     uint64_t until =
-        started + (s->spin_ns ? s->spin_ns : ZL_SPIN_BEFORE_SLEEP_NS);
-    uint32_t gap = zl_socket_spin_gap_ns(s, gives_way);
-    /* With a gap, each look is a round: the spin's end is checked after
-     * every one. */
-    int looks_per_round = gap ? 1 : 16;
-    for (bool first_round = true;; first_round = false) {
-        /* A yield comes before a round of tries, never last: the thread
-         * it let run may have held the CPU past the spin's end, and the
-         * message has likely come meanwhile. */
-        if (gives_way && !first_round) {
-            /* Moved onto an I/O thread's CPU: sleep, but not as a miss. */
-            if (zl_ctx_shares_cpu_with_io(s->ctx)) {
-                errno = EAGAIN;
-                return -1;
-            }
-            zl_thread_yield();
-        }
-        for (int i = 0; i < looks_per_round; i++) {
-            if (atomic_load_explicit(&s->commands_pending,
-                                     memory_order_relaxed) &&
-                zl_socket_process_commands(s, 0) != 0)
-                return -1;
-            zl_socket_settle_awake_pipes(s, true);
-            if (op(s, msg) == 0)
-                return 0;
-            if (errno != EAGAIN)
-                return -1;
-            if (gap)
-                pause_for(gap);
-            else
-                zl_cpu_relax();
-        }
-        if (uv_hrtime() >= until)
-            break;
-    }
-    s->spins_to_skip = ZL_SPINS_SKIPPED_AFTER_A_MISS;
-    s->spin_ns = 0;
-    errno = EAGAIN;
+        zl_wait_spin_until(&s->waiter, started, zl_ctx_spin_budget_ns(s->ctx));
+    int found =
+        zl_wait_spin(&s->waiter, until, zl_socket_spin_gap_ns(s, gives_way),
+                     gives_way, look_for_message, io_cpu_is_clear, &look);
+    if (found > 0)
+        return 0;
+    if (found == 0)
+        errno = EAGAIN;
     return -1;
 }
 
 /* A receive slept and got its message waited ns after it began: if a
- * spin that long would have caught it, the next receive spins (spin.h).
+ * spin that long would have caught it, the next receive spins (wait.h).
  * Not where the spin would take an I/O thread's CPU: that made tcp round
  * trips slower, not faster. */
 static void adapt_spin(zl_socket *s, uint64_t waited)
 {
-    if (waited > ZL_SPIN_ADAPT_MAX_NS || !zl_socket_may_adapt_spin(s))
-        return;
-    s->spin_ns = zl_spin_for(waited);
-    s->spins_to_skip = 0;
+    if (zl_socket_may_adapt_spin(s))
+        zl_wait_adapt(&s->waiter, waited, zl_ctx_spin_budget_ns(s->ctx));
 }
 
 /* How long a send that a pipe refused for pacing (ZL_EPACED, pipe.h)

@@ -14,6 +14,7 @@
 #include "options.h"
 #include "patterns/pattern.h"
 #include "pipe.h"
+#include "wait.h"
 
 struct zl_ctx;
 struct zl_io_object;
@@ -46,9 +47,8 @@ typedef struct zl_socket {
      * succeeding still takes in new peers and activations, as libzmq's
      * do (it checks every millisecond; a flag costs a load). */
     atomic_bool commands_pending;
-    int spins_to_skip; /* blocking receives that sleep without spinning */
-    uint32_t spin_ns;  /* how long a receive spins; 0: the default */
-    bool streaming;    /* the last message received was waiting */
+    zl_waiter waiter; /* how this socket's blocking receives spin */
+    bool streaming;   /* the last message received was waiting */
 
     zl_pipe **pipes; /* every attached pipe; pipe->owner_index is its slot */
     size_t pipe_count, pipe_capacity;
@@ -92,16 +92,16 @@ int zl_socket_events(zl_socket *s);
 /* Spinning on s watches every pipe: worth it for a few only. */
 bool zl_socket_may_spin_on(const zl_socket *s);
 /* True when every peer of s is an application thread (inproc), none an
- * I/O thread's session (spin.h, ZL_SPIN_ADAPT_MAX_NS). */
+ * I/O thread's session (wait.h). */
 bool zl_socket_peers_are_threads(const zl_socket *s);
 /* True when a spin for s's messages takes no CPU an I/O thread needs:
  * every peer is an application thread, or this thread runs on a CPU no
- * I/O thread of s's context was last seen on (spin.h). */
+ * I/O thread of s's context was last seen on (wait.h). */
 bool zl_socket_spin_is_clear(const zl_socket *s);
-/* Whether a wait on s that slept may lengthen the next spin (adapt_spin):
+/* Whether a wait on s that slept may lengthen the next spin (zl_wait_adapt):
  * few pipes, and a spin that takes no CPU an I/O thread needs. */
 bool zl_socket_may_adapt_spin(const zl_socket *s);
-/* How long a spinning receive waits between looks (spin.h). */
+/* How long a spinning receive waits between looks (wait.h). */
 uint32_t zl_socket_spin_gap_ns(const zl_socket *s, bool gives_way);
 /* Pipes found empty while zl_pipe_keep_reader_awake was set: each one that
  * has data is activated, and (unless only_with_data) the rest sleep. */

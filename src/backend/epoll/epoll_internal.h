@@ -66,7 +66,8 @@ struct zl_loop {
     zl_op *completed_head; /* FIFO of finished ops not yet dispatched */
     zl_op *completed_tail;
     struct zl_timer_heap timers;
-    int spins_to_skip; /* waits that sleep without spinning first */
+    int spins_to_skip;   /* waits that sleep without spinning first */
+    atomic_uint spin_ns; /* how long a wait spins first (io_spin.h) */
     struct epoll_event events[ZL_EPOLL_MAX_EVENTS];
 };
 

@@ -4,7 +4,7 @@
 #define _GNU_SOURCE
 #endif
 #include "epoll_internal.h"
-#include "spin.h"
+#include "io_spin.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -191,6 +191,7 @@ int zl_loop_create(zl_loop **out, zl_wake_cb on_wake, void *wake_arg)
         return err;
     }
     atomic_init(&loop->wake_pending, false);
+    atomic_init(&loop->spin_ns, ZL_IO_SPIN_BEFORE_SLEEP_NS);
     loop->on_wake = on_wake;
     loop->wake_arg = wake_arg;
     link_init(&loop->ready);
@@ -264,46 +265,10 @@ static bool run_deferred_writes(zl_loop *loop)
     return wrote;
 }
 
-static uint64_t now_ns(void)
+void zl_loop_set_spin_budget(zl_loop *loop, uint32_t budget_ns)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-/* Before sleeping, watch for a wake from another thread for a while
- * (spin.h): the application's next message then costs neither side a
- * wakeup. Data from the network needs no watching: epoll_wait returns it at
- * once, whatever the timeout. True when a wake came.
- *
- * Each round of looks after the first begins with a yield, as an
- * application thread's spin does (socket.c): the thread whose message we
- * wait for may share this CPU, just woken by us, and without the yield it
- * waited for the spin to end. That spin then missed, the next 16 waits
- * slept, and each message from a thread on the other CPU paid a wakeup
- * there: PAIR tcp 64 B round trips took 17-44 us in 9 of 10 runs, with
- * 430-900 missed spins per 11,000 round trips; with the yield, 4.8-5.1 us
- * in 10 of 10, with 3-23 misses. Throughput did not move. */
-static bool spin_for_wake(zl_loop *loop)
-{
-    if (loop->spins_to_skip > 0) {
-        loop->spins_to_skip--;
-        return false;
-    }
-    uint64_t until = now_ns() + ZL_IO_SPIN_BEFORE_SLEEP_NS;
-    for (bool first_round = true;; first_round = false) {
-        if (!first_round)
-            zl_thread_yield();
-        for (int i = 0; i < 64; i++) {
-            if (atomic_load_explicit(&loop->wake_pending, memory_order_relaxed))
-                return true;
-            zl_cpu_relax();
-        }
-        if (now_ns() >= until)
-            break;
-    }
-    loop->spins_to_skip = ZL_SPINS_SKIPPED_AFTER_A_MISS;
-    return false;
+    atomic_store_explicit(&loop->spin_ns, zl_io_spin_within(budget_ns),
+                          memory_order_relaxed);
 }
 
 static int wait_timeout(zl_loop *loop, int timeout_ms)
@@ -312,7 +277,11 @@ static int wait_timeout(zl_loop *loop, int timeout_ms)
         return 0;
     int timeout =
         zl_timer_heap_timeout(&loop->timers, zl_loop_now(loop), timeout_ms);
-    if (timeout != 0 && spin_for_wake(loop))
+    /* The I/O thread's spin (io_spin.h). */
+    if (timeout != 0 &&
+        zl_io_spin_for_wake(
+            &loop->wake_pending, &loop->spins_to_skip,
+            atomic_load_explicit(&loop->spin_ns, memory_order_relaxed)))
         return 0;
     return timeout;
 }

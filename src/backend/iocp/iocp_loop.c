@@ -46,6 +46,14 @@ uint64_t zl_loop_now(zl_loop *loop)
                (uint64_t)frequency.QuadPart;
 }
 
+void zl_loop_set_spin_budget(zl_loop *loop, uint32_t budget_ns)
+{
+    /* The IOCP loop never spins: it sleeps in GetQueuedCompletionStatusEx
+     * at once. */
+    (void)loop;
+    (void)budget_ns;
+}
+
 void zl_loop_wake(zl_loop *loop)
 {
     /* Only the first wake since the loop last saw one posts a packet; the

@@ -317,6 +317,12 @@ int zl_loop_create(zl_loop **out, zl_wake_cb on_wake, void *wake_arg)
     return 0;
 }
 
+void zl_loop_set_spin_budget(zl_loop *loop, uint32_t budget_ns)
+{
+    (void)loop; /* the fake loop never waits */
+    (void)budget_ns;
+}
+
 void zl_loop_destroy(zl_loop *loop)
 {
     while (loop->ios.next != &loop->ios) {

@@ -1,0 +1,142 @@
+/* test_spin_budget.c — the context's spin budget (ZLINK_SPIN_BUDGET): its
+ * values, and that a budget of 0 lets a waiting thread sleep at once, so
+ * that it costs no CPU between messages. */
+#include <check.h>
+#include <stdatomic.h>
+#include <time.h>
+
+#include "socket_testutil.h"
+
+START_TEST(budget_has_a_default_and_a_range)
+{
+    void *ctx = zt_ctx();
+    ck_assert_int_eq(zlink_ctx_get(ctx, ZLINK_SPIN_BUDGET),
+                     ZLINK_SPIN_BUDGET_DFLT);
+    ck_assert_int_eq(zlink_ctx_set(ctx, ZLINK_SPIN_BUDGET, 0), 0);
+    ck_assert_int_eq(zlink_ctx_get(ctx, ZLINK_SPIN_BUDGET), 0);
+    zt_expect_errno(zlink_ctx_set(ctx, ZLINK_SPIN_BUDGET, -1), EINVAL);
+    zt_expect_errno(zlink_ctx_set(ctx, ZLINK_SPIN_BUDGET, 1000001), EINVAL);
+    ck_assert_int_eq(zlink_ctx_get(ctx, ZLINK_SPIN_BUDGET), 0);
+    /* Also once the I/O threads run. */
+    void *s = zt_socket(ctx, ZLINK_PAIR);
+    ck_assert_int_eq(zlink_ctx_set(ctx, ZLINK_SPIN_BUDGET, 1000000), 0);
+    ck_assert_int_eq(zlink_ctx_get(ctx, ZLINK_SPIN_BUDGET), 1000000);
+    zt_close(s);
+    zt_term(ctx);
+}
+END_TEST
+
+/* Gaps between messages: within the default budget, so that a spinning
+ * receiver, whose spin adapts to the gap, would take its CPU all the
+ * time. Longer under the sanitizers, whose receive costs many times more:
+ * the receiver's own work must stay well under the bound. */
+#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
+#define GAP_NS 400000u
+#else
+#define GAP_NS 80000u
+#endif
+#define MEASURE_MS 300
+/* Of the wall time: a receiver that sleeps between messages uses a few
+ * percent, one that spins nearly all. */
+#define CPU_BOUND 0.20
+
+typedef struct sender_args {
+    void *socket;
+    atomic_bool stop;
+} sender_args;
+
+static void steady_sender(void *arg)
+{
+    sender_args *a = arg;
+    uint64_t next = uv_hrtime();
+    while (!atomic_load(&a->stop)) {
+        next += GAP_NS;
+        while (uv_hrtime() < next && !atomic_load(&a->stop))
+            continue;
+        zlink_send(a->socket, "tick", 4, ZLINK_DONTWAIT);
+    }
+}
+
+static uint64_t thread_cpu_ns(void)
+{
+    struct timespec ts;
+    ck_assert_int_eq(clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts), 0);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Receives from a steady sender for MEASURE_MS, with a blocking receive
+ * or (poll) zlink_poll then a receive, and checks this thread's CPU time
+ * against the wall time. */
+static void check_receiver_sleeps(int transport, bool poll)
+{
+    void *ctx = zt_ctx();
+    ck_assert_int_eq(zlink_ctx_set(ctx, ZLINK_SPIN_BUDGET, 0), 0);
+    void *receiver = zt_socket(ctx, ZLINK_PAIR);
+    void *sender = zt_socket(ctx, ZLINK_PAIR);
+    char ep[256];
+    ck_assert(zt_join(receiver, sender, transport, ep, sizeof ep));
+    zt_send_str(sender, "hello", 0);
+    zt_recv_str(receiver, "hello");
+
+    sender_args args = {.socket = sender};
+    atomic_init(&args.stop, false);
+    uv_thread_t thread;
+    ck_assert_int_eq(uv_thread_create(&thread, steady_sender, &args), 0);
+    uint64_t wall_start = uv_hrtime();
+    uint64_t cpu_start = thread_cpu_ns();
+    unsigned received = 0;
+    char buf[16];
+    while (uv_hrtime() - wall_start < (uint64_t)MEASURE_MS * 1000000u) {
+        if (poll) {
+            zlink_pollitem_t item = {receiver, 0, ZLINK_POLLIN, 0};
+            ck_assert_int_eq(zlink_poll(&item, 1, ZT_TIMEOUT_MS), 1);
+        }
+        ck_assert_int_eq(zlink_recv(receiver, buf, sizeof buf, 0), 4);
+        received++;
+    }
+    uint64_t cpu = thread_cpu_ns() - cpu_start;
+    uint64_t wall = uv_hrtime() - wall_start;
+    atomic_store(&args.stop, true);
+    uv_thread_join(&thread);
+    double share = (double)cpu / (double)wall;
+    ck_assert_msg(share < CPU_BOUND,
+                  "%s receiver used %.0f%% of a CPU over %u messages",
+                  poll ? "polling" : "blocking", share * 100, received);
+    zt_close(sender);
+    zt_close(receiver);
+    zt_term(ctx);
+}
+
+START_TEST(no_budget_blocking_receive_sleeps_inproc)
+{
+    check_receiver_sleeps(ZT_INPROC, false);
+}
+END_TEST
+
+START_TEST(no_budget_poll_sleeps_inproc)
+{
+    check_receiver_sleeps(ZT_INPROC, true);
+}
+END_TEST
+
+START_TEST(no_budget_blocking_receive_sleeps_tcp)
+{
+    check_receiver_sleeps(ZT_TCP4, false);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("spin_budget");
+    TCase *tc = tcase_create("spin_budget");
+    tcase_add_test(tc, budget_has_a_default_and_a_range);
+    tcase_add_test(tc, no_budget_blocking_receive_sleeps_inproc);
+    tcase_add_test(tc, no_budget_poll_sleeps_inproc);
+    tcase_add_test(tc, no_budget_blocking_receive_sleeps_tcp);
+    suite_add_tcase(s, tc);
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed == 0 ? 0 : 1;
+}
