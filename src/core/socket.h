@@ -14,6 +14,7 @@
 #include "options.h"
 #include "patterns/pattern.h"
 #include "pipe.h"
+#include "poller.h"
 
 struct zl_ctx;
 struct zl_io_object;
@@ -46,6 +47,7 @@ typedef struct zl_socket {
      * succeeding still takes in new peers and activations, as libzmq's
      * do (it checks every millisecond; a flag costs a load). */
     atomic_bool commands_pending;
+    zl_poll_links pollers; /* the zlink_poller items watching this socket */
     int spins_to_skip; /* blocking receives that sleep without spinning */
     uint32_t spin_ns;  /* how long a receive spins; 0: the default */
     bool streaming;    /* the last message received was waiting */
