@@ -47,7 +47,6 @@ typedef struct zl_socket {
      * succeeding still takes in new peers and activations, as libzmq's
      * do (it checks every millisecond; a flag costs a load). */
     atomic_bool commands_pending;
-    zl_poll_links pollers; /* the zlink_poller items watching this socket */
     int spins_to_skip; /* blocking receives that sleep without spinning */
     uint32_t spin_ns;  /* how long a receive spins; 0: the default */
     bool streaming;    /* the last message received was waiting */
@@ -62,6 +61,9 @@ typedef struct zl_socket {
     /* I/O objects (listeners, sessions) alive for this socket. Raised by
      * whoever creates one, lowered by the socket on ZL_CMD_TERM_ACK. */
     atomic_int io_objects;
+
+    /* The zlink_poller items watching this socket. */
+    zl_poll_links pollers;
 
     struct zl_monitor *monitor; /* guarded by monitor_lock */
     uv_mutex_t monitor_lock;
