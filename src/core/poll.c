@@ -175,6 +175,26 @@ static void mark_sleepers(zlink_pollitem_t *items, int n, int cpu)
         }
 }
 
+/* Before sleeping on the sockets' signalers: each is raised from now on
+ * (zl_socket_watch). False when a socket got a command meanwhile, and the
+ * poll must look again rather than sleep. Every socket is watched either
+ * way, for unwatch_sockets. */
+static bool watch_sockets(zlink_pollitem_t *items, int n)
+{
+    bool quiet = true;
+    for (int i = 0; i < n; i++)
+        if (items[i].socket && !zl_socket_watch(items[i].socket))
+            quiet = false;
+    return quiet;
+}
+
+static void unwatch_sockets(zlink_pollitem_t *items, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (items[i].socket)
+            zl_socket_unwatch(items[i].socket);
+}
+
 int zlink_poll(zlink_pollitem_t *items, int n, long timeout)
 {
     if (n < 0 || (n > 0 && !items)) {
@@ -236,11 +256,18 @@ int zlink_poll(zlink_pollitem_t *items, int n, long timeout)
         }
         if (waiting_since == 0)
             waiting_since = uv_hrtime();
+        bool watched = wait != 0, look_again = false;
+        if (watched && !watch_sockets(items, n)) {
+            look_again = true;
+            wait = 0; /* the raw sockets still get their look */
+        }
         if (wait != 0)
             mark_sleepers(items, n, zl_thread_cpu());
         int rc = zl_os_poll(fds, n, wait);
         if (wait != 0)
             mark_sleepers(items, n, -1);
+        if (watched)
+            unwatch_sockets(items, n);
         if (rc < 0) {
             errno = -rc;
             ready = -1;
@@ -260,9 +287,9 @@ int zlink_poll(zlink_pollitem_t *items, int n, long timeout)
             if (items[i].revents)
                 ready++;
         }
-        if (ready > 0 || wait == 0)
+        if (ready > 0 || (wait == 0 && !look_again))
             break;
-        slept = true;
+        slept = slept || !look_again;
         /* Otherwise a signaler woke us (or nothing did, spuriously):
          * recheck the sockets. */
     }
