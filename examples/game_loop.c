@@ -8,10 +8,10 @@
 #include <string.h>
 #include <zlink.h>
 
-#define CLIENTS 100
-#define REQUESTS 120 /* per client: one per frame, two seconds' worth */
+#define CLIENTS 50
+#define REQUESTS 60 /* per client: one per frame, a second's worth */
 #define FRAME_US (1000000 / 60)
-#define RUN_LIMIT_US (10 * 1000000) /* a stuck run ends, and fails */
+#define RUN_LIMIT_US (30 * 1000000) /* a stuck run ends, and fails */
 
 static char endpoint[256];
 
@@ -70,7 +70,7 @@ static void clients_main(void *ctx)
     int busy = CLIENTS;
     zlink_poller_event_t events[16];
     while (busy > 0) {
-        int n = zlink_poller_wait_all(poller, events, 16, 2000);
+        int n = zlink_poller_wait_all(poller, events, 16, 5000);
         if (n < 0)
             break; /* the server went away: give up */
         for (int e = 0; e < n; e++) {
