@@ -175,26 +175,6 @@ static void mark_sleepers(zlink_pollitem_t *items, int n, int cpu)
         }
 }
 
-/* Before sleeping on the sockets' signalers: each is raised from now on
- * (zl_socket_watch). False when a socket got a command meanwhile, and the
- * poll must look again rather than sleep. Every socket is watched either
- * way, for unwatch_sockets. */
-static bool watch_sockets(zlink_pollitem_t *items, int n)
-{
-    bool quiet = true;
-    for (int i = 0; i < n; i++)
-        if (items[i].socket && !zl_socket_watch(items[i].socket))
-            quiet = false;
-    return quiet;
-}
-
-static void unwatch_sockets(zlink_pollitem_t *items, int n)
-{
-    for (int i = 0; i < n; i++)
-        if (items[i].socket)
-            zl_socket_unwatch(items[i].socket);
-}
-
 int zlink_poll(zlink_pollitem_t *items, int n, long timeout)
 {
     if (n < 0 || (n > 0 && !items)) {
@@ -256,18 +236,11 @@ int zlink_poll(zlink_pollitem_t *items, int n, long timeout)
         }
         if (waiting_since == 0)
             waiting_since = uv_hrtime();
-        bool watched = wait != 0, look_again = false;
-        if (watched && !watch_sockets(items, n)) {
-            look_again = true;
-            wait = 0; /* the raw sockets still get their look */
-        }
         if (wait != 0)
             mark_sleepers(items, n, zl_thread_cpu());
         int rc = zl_os_poll(fds, n, wait);
         if (wait != 0)
             mark_sleepers(items, n, -1);
-        if (watched)
-            unwatch_sockets(items, n);
         if (rc < 0) {
             errno = -rc;
             ready = -1;
@@ -287,9 +260,9 @@ int zlink_poll(zlink_pollitem_t *items, int n, long timeout)
             if (items[i].revents)
                 ready++;
         }
-        if (ready > 0 || (wait == 0 && !look_again))
+        if (ready > 0 || wait == 0)
             break;
-        slept = slept || !look_again;
+        slept = true;
         /* Otherwise a signaler woke us (or nothing did, spuriously):
          * recheck the sockets. */
     }

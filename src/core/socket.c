@@ -35,58 +35,11 @@ zl_socket *zl_socket_from_handle(void *handle)
     return s;
 }
 
-/* The signaler is raised only while a thread may sleep on it: a blocking
- * call or zlink_poll about to sleep, or the application once it took
- * ZLINK_FD (fd_watchers). The commands of a socket whose owner is awake,
- * or waits through a poller, then cost neither side a system call.
- * fd_raises counts the raises not yet reset, each counted once its send
- * is done, so that a reset never leaves the count above zero for a
- * signaler that is readable. */
-static void raise_signal(zl_socket *s)
-{
-    zl_signaler_send(&s->signaler);
-    atomic_fetch_add_explicit(&s->fd_raises, 1, memory_order_release);
-}
-
-static bool signal_raised(zl_socket *s)
-{
-    return atomic_load_explicit(&s->fd_raises, memory_order_acquire) != 0;
-}
-
-static void lower_signal(zl_socket *s)
-{
-    int raises = atomic_load_explicit(&s->fd_raises, memory_order_acquire);
-    if (raises != 0) {
-        zl_signaler_reset(&s->signaler);
-        atomic_fetch_sub_explicit(&s->fd_raises, raises, memory_order_relaxed);
-    }
-}
-
 static void signal_socket(void *arg)
 {
     zl_socket *s = arg;
-    /* Sequentially consistent, paired with zl_socket_watch: either the
-     * watcher sees the command, or this sees the watcher. */
-    atomic_store(&s->commands_pending, true);
-    if (atomic_load(&s->fd_watchers) > 0)
-        raise_signal(s);
-    zl_poller_notify(s);
-}
-
-bool zl_socket_watch(zl_socket *s)
-{
-    atomic_fetch_add(&s->fd_watchers, 1);
-    return !atomic_load(&s->commands_pending);
-}
-
-void zl_socket_unwatch(zl_socket *s)
-{
-    atomic_fetch_sub(&s->fd_watchers, 1);
-}
-
-void zl_socket_wake(zl_socket *s)
-{
-    raise_signal(s);
+    atomic_store_explicit(&s->commands_pending, true, memory_order_relaxed);
+    zl_signaler_send(&s->signaler);
     zl_poller_notify(s);
 }
 
@@ -115,8 +68,6 @@ void *zlink_socket(void *ctx_handle, int type)
         return NULL;
     }
     atomic_init(&s->commands_pending, false);
-    atomic_init(&s->fd_watchers, 0);
-    atomic_init(&s->fd_raises, 0);
     if (zl_mailbox_init(&s->mailbox, signal_socket, s) != 0) {
         zl_signaler_close(&s->signaler);
         free(s->pattern);
@@ -250,14 +201,13 @@ static int drain_mailbox(zl_socket *s)
 static int drain_commands(zl_socket *s, bool woken)
 {
     /* Lowered before draining: a command queued after the drain raises
-     * it again. A full barrier, paired with zl_socket_watch: a sleeper
-     * must never see it lowered after a command it did not drain. */
-    atomic_exchange(&s->commands_pending, false);
+     * it again. */
+    atomic_store_explicit(&s->commands_pending, false, memory_order_relaxed);
     int total = drain_mailbox(s);
-    if (total == 0 && !woken && !signal_raised(s))
+    if (total == 0 && !woken)
         return 0;
     for (;;) {
-        lower_signal(s);
+        zl_signaler_reset(&s->signaler);
         int n = drain_mailbox(s);
         total += n;
         if (n == 0)
@@ -273,13 +223,9 @@ int zl_socket_process_commands(zl_socket *s, int wait_ms)
     }
     if (drain_commands(s, false) > 0 || wait_ms == 0)
         return 0;
-    int rc = 0; /* a command came meanwhile: as if woken */
-    if (zl_socket_watch(s)) {
-        zl_mailbox_set_sleeper_cpu(&s->mailbox, zl_thread_cpu());
-        rc = zl_signaler_wait(&s->signaler, wait_ms);
-        zl_mailbox_set_sleeper_cpu(&s->mailbox, -1);
-    }
-    zl_socket_unwatch(s);
+    zl_mailbox_set_sleeper_cpu(&s->mailbox, zl_thread_cpu());
+    int rc = zl_signaler_wait(&s->signaler, wait_ms);
+    zl_mailbox_set_sleeper_cpu(&s->mailbox, -1);
     if (zl_ctx_terminating(s->ctx)) {
         errno = ETERM;
         return -1;
@@ -729,10 +675,8 @@ int zlink_recv(void *handle, void *buf, size_t len, int flags)
 
 int zl_socket_events(zl_socket *s)
 {
-    /* The flag spares a poll of a busy socket the mailbox lock; a raised
-     * signaler is lowered here too, for ZLINK_FD's contract. */
-    if (atomic_load_explicit(&s->commands_pending, memory_order_relaxed) ||
-        signal_raised(s))
+    /* The flag spares a poll of a busy socket the mailbox lock. */
+    if (atomic_load_explicit(&s->commands_pending, memory_order_relaxed))
         zl_socket_process_commands(s, 0);
     int events = 0;
     if (s->ops->has_in(s))
@@ -778,12 +722,6 @@ int zlink_getsockopt(void *handle, int option, void *val, size_t *len)
         if (!val || !len || *len < sizeof(zlink_fd_t)) {
             errno = EINVAL;
             return -1;
-        }
-        /* From now on the application may sleep on it at any time. */
-        if (!s->fd_exported) {
-            s->fd_exported = true;
-            if (!zl_socket_watch(s))
-                raise_signal(s);
         }
         zlink_fd_t fd = (zlink_fd_t)zl_signaler_fd(&s->signaler);
         memcpy(val, &fd, sizeof fd);

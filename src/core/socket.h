@@ -62,11 +62,6 @@ typedef struct zl_socket {
      * whoever creates one, lowered by the socket on ZL_CMD_TERM_ACK. */
     atomic_int io_objects;
 
-    /* Threads that may sleep on the signaler, and its raises not yet
-     * reset (socket.c, raise_signal). */
-    atomic_int fd_watchers;
-    atomic_int fd_raises;
-    bool fd_exported; /* ZLINK_FD was taken: the application may sleep */
     /* The zlink_poller items watching this socket. */
     zl_poll_links pollers;
 
@@ -95,15 +90,6 @@ void zl_socket_handle_command(zl_socket *s, const zl_cmd *cmd);
 /* Send/receive one part with socket semantics (timeouts, ETERM). */
 int zl_socket_send_msg(zl_socket *s, zlink_msg_t *msg, int flags);
 int zl_socket_recv_msg(zl_socket *s, zlink_msg_t *msg, int flags);
-
-/* A thread is about to sleep on s's signaler: raise it for commands from
- * now on. False when a command came already (do not sleep). Each call is
- * paired with zl_socket_unwatch once awake. */
-bool zl_socket_watch(zl_socket *s);
-void zl_socket_unwatch(zl_socket *s);
-/* Wakes every thread sleeping on s or on a poller watching it (context
- * shutdown). Any thread. */
-void zl_socket_wake(zl_socket *s);
 
 /* ZLINK_EVENTS after processing commands. */
 int zl_socket_events(zl_socket *s);
