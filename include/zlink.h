@@ -397,6 +397,54 @@ typedef struct zlink_pollitem_t {
 
 ZLINK_EXPORT int zlink_poll(zlink_pollitem_t *items, int nitems, long timeout);
 
+/* The poller (libzmq's zmq_poller_*): a lasting set of sockets and raw fds.
+ * A wait costs nothing for the sockets that have nothing to do: each
+ * socket tells the pollers watching it when its state may have changed.
+ * zlink_poller_fd gives an OS handle that stays readable while any socket
+ * of the poller is ready (level-triggered), for an application's own event
+ * loop. A poller is used by one thread at a time, as a socket is. */
+typedef struct zlink_poller_event_t {
+    void *socket;
+    zlink_fd_t fd;
+    void *user_data;
+    short events;
+} zlink_poller_event_t;
+
+ZLINK_EXPORT void *zlink_poller_new(void);
+ZLINK_EXPORT int zlink_poller_destroy(void **poller_p);
+ZLINK_EXPORT int zlink_poller_size(void *poller);
+ZLINK_EXPORT int zlink_poller_add(void *poller, void *socket, void *user_data,
+                                  short events);
+ZLINK_EXPORT int zlink_poller_modify(void *poller, void *socket, short events);
+ZLINK_EXPORT int zlink_poller_remove(void *poller, void *socket);
+ZLINK_EXPORT int zlink_poller_add_fd(void *poller, zlink_fd_t fd,
+                                     void *user_data, short events);
+ZLINK_EXPORT int zlink_poller_modify_fd(void *poller, zlink_fd_t fd,
+                                        short events);
+ZLINK_EXPORT int zlink_poller_remove_fd(void *poller, zlink_fd_t fd);
+ZLINK_EXPORT int zlink_poller_wait(void *poller, zlink_poller_event_t *event,
+                                   long timeout);
+ZLINK_EXPORT int zlink_poller_wait_all(void *poller,
+                                       zlink_poller_event_t *events,
+                                       int n_events, long timeout);
+ZLINK_EXPORT int zlink_poller_fd(void *poller, zlink_fd_t *fd);
+
+/* Timers (libzmq's zmq_timers_*), run by the thread that calls
+ * zlink_timers_execute: no thread of their own. Intervals in
+ * milliseconds. */
+typedef void(zlink_timer_fn)(int timer_id, void *arg);
+
+ZLINK_EXPORT void *zlink_timers_new(void);
+ZLINK_EXPORT int zlink_timers_destroy(void **timers_p);
+ZLINK_EXPORT int zlink_timers_add(void *timers, size_t interval,
+                                  zlink_timer_fn handler, void *arg);
+ZLINK_EXPORT int zlink_timers_cancel(void *timers, int timer_id);
+ZLINK_EXPORT int zlink_timers_set_interval(void *timers, int timer_id,
+                                           size_t interval);
+ZLINK_EXPORT int zlink_timers_reset(void *timers, int timer_id);
+ZLINK_EXPORT long zlink_timers_timeout(void *timers);
+ZLINK_EXPORT int zlink_timers_execute(void *timers);
+
 /* Forwards messages between two sockets (XSUB↔XPUB, ROUTER↔DEALER). */
 ZLINK_EXPORT int zlink_proxy(void *frontend, void *backend, void *capture);
 ZLINK_EXPORT int zlink_proxy_steerable(void *frontend, void *backend,

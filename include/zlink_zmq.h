@@ -50,6 +50,26 @@
 #define zmq_recv zlink_recv
 #define zmq_socket_monitor zlink_socket_monitor
 #define zmq_poll zlink_poll
+#define zmq_poller_new zlink_poller_new
+#define zmq_poller_destroy zlink_poller_destroy
+#define zmq_poller_size zlink_poller_size
+#define zmq_poller_add zlink_poller_add
+#define zmq_poller_modify zlink_poller_modify
+#define zmq_poller_remove zlink_poller_remove
+#define zmq_poller_add_fd zlink_poller_add_fd
+#define zmq_poller_modify_fd zlink_poller_modify_fd
+#define zmq_poller_remove_fd zlink_poller_remove_fd
+#define zmq_poller_wait zlink_poller_wait
+#define zmq_poller_wait_all zlink_poller_wait_all
+#define zmq_poller_fd zlink_poller_fd
+#define zmq_timers_new zlink_timers_new
+#define zmq_timers_destroy zlink_timers_destroy
+#define zmq_timers_add zlink_timers_add
+#define zmq_timers_cancel zlink_timers_cancel
+#define zmq_timers_set_interval zlink_timers_set_interval
+#define zmq_timers_reset zlink_timers_reset
+#define zmq_timers_timeout zlink_timers_timeout
+#define zmq_timers_execute zlink_timers_execute
 #define zmq_proxy zlink_proxy
 #define zmq_proxy_steerable zlink_proxy_steerable
 #define zmq_init zlink_init
@@ -82,6 +102,8 @@
 /* Types: macros rather than typedefs, so "struct zmq_msg_t" works too. */
 #define zmq_msg_t zlink_msg_t
 #define zmq_pollitem_t zlink_pollitem_t
+#define zmq_poller_event_t zlink_poller_event_t
+#define zmq_timer_fn zlink_timer_fn
 #define zmq_fd_t zlink_fd_t
 #define zmq_free_fn zlink_free_fn
 

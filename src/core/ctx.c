@@ -243,8 +243,10 @@ int zlink_ctx_shutdown(void *handle)
     uv_mutex_lock(&ctx->lock);
     atomic_store(&ctx->terminating, true);
     /* Wake every blocked call so it sees ETERM. */
-    for (size_t i = 0; i < ctx->socket_count; i++)
+    for (size_t i = 0; i < ctx->socket_count; i++) {
         zl_signaler_send(&ctx->sockets[i]->signaler);
+        zl_poller_notify(ctx->sockets[i]);
+    }
     uv_mutex_unlock(&ctx->lock);
     return 0;
 }

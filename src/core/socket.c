@@ -13,6 +13,7 @@
 #include "msg.h"
 #include "noinline.h"
 #include "pipe.h"
+#include "poller.h"
 #include "session.h"
 #include "transport/address.h"
 #include "transport/inproc.h"
@@ -39,6 +40,7 @@ static void signal_socket(void *arg)
     zl_socket *s = arg;
     atomic_store_explicit(&s->commands_pending, true, memory_order_relaxed);
     zl_signaler_send(&s->signaler);
+    zl_poller_notify(s);
 }
 
 void *zlink_socket(void *ctx_handle, int type)
@@ -78,6 +80,7 @@ void *zlink_socket(void *ctx_handle, int type)
     s->ops = ops;
     zl_options_init(&s->options, type);
     uv_mutex_init(&s->monitor_lock);
+    zl_poll_links_init(&s->pollers);
     atomic_init(&s->io_objects, 0);
     if (ops->init)
         ops->init(s);
@@ -528,6 +531,15 @@ static ZL_ALWAYS_INLINE int with_timeout(zl_socket *s,
     return wait_for_op(s, op, msg, flags, timeout, blocking_receive, spin, rc);
 }
 
+/* A send or receive may have left s no longer ready: the pollers watching
+ * it must not keep reporting it (zlink_poller_fd is level-triggered). */
+static ZL_NOINLINE void recheck_pollers(zl_socket *s)
+{
+    int saved = errno;
+    zl_poller_recheck(s);
+    errno = saved;
+}
+
 int zl_socket_send_msg(zl_socket *s, zlink_msg_t *msg, int flags)
 {
     if (zl_msg_cof(msg)->kind == ZL_MSG_CLOSED) {
@@ -542,6 +554,8 @@ int zl_socket_send_msg(zl_socket *s, zlink_msg_t *msg, int flags)
         with_timeout(s, s->ops->send, msg, flags, s->options.sndtimeo, false);
     if (rc != 0)
         zl_msg_reset_flags(msg, ZL_MSG_MORE);
+    if (zl_poller_watching(&s->pollers))
+        recheck_pollers(s);
     return rc;
 }
 
@@ -551,6 +565,8 @@ int zl_socket_recv_msg(zl_socket *s, zlink_msg_t *msg, int flags)
         with_timeout(s, s->ops->recv, msg, flags, s->options.rcvtimeo, true);
     if (rc == 0)
         s->rcvmore = (zl_msg_flags(msg) & ZL_MSG_MORE) != 0;
+    if (zl_poller_watching(&s->pollers))
+        recheck_pollers(s);
     return rc;
 }
 
@@ -982,6 +998,7 @@ int zlink_close(void *handle)
     zl_socket *s = zl_socket_from_handle(handle);
     if (!s)
         return -1;
+    zl_poller_socket_closed(s);
     drain_mailbox(s);
     zl_ctx_remove_socket(s->ctx, s);
     /* The monitor stays until the reaper frees the socket, as libzmq's:
@@ -1018,6 +1035,7 @@ void zl_socket_destroy(zl_socket *s)
     zl_mailbox_destroy(&s->mailbox);
     zl_signaler_close(&s->signaler);
     uv_mutex_destroy(&s->monitor_lock);
+    zl_poll_links_destroy(&s->pollers);
     for (size_t i = 0; i < s->endpoint_count; i++) {
         free(s->endpoints[i].requested);
         free(s->endpoints[i].endpoint);

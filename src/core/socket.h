@@ -14,6 +14,7 @@
 #include "options.h"
 #include "patterns/pattern.h"
 #include "pipe.h"
+#include "poller.h"
 #include "wait.h"
 
 struct zl_ctx;
@@ -60,6 +61,9 @@ typedef struct zl_socket {
     /* I/O objects (listeners, sessions) alive for this socket. Raised by
      * whoever creates one, lowered by the socket on ZL_CMD_TERM_ACK. */
     atomic_int io_objects;
+
+    /* The zlink_poller items watching this socket. */
+    zl_poll_links pollers;
 
     struct zl_monitor *monitor; /* guarded by monitor_lock */
     uv_mutex_t monitor_lock;
