@@ -164,6 +164,21 @@ ZLINK_EXPORT int zlink_msg_get(const zlink_msg_t *msg, int property);
 #define ZLINK_MORE 1
 #define ZLINK_SHARED 3
 
+/* A property of the connection msg was received on, as libzmq's
+ * zmq_msg_gets: every property the peer sent in READY under its own name
+ * ("Socket-Type", "Identity", ...), and "Peer-Address" (the peer's IP for
+ * tcp, tls, ws and wss; "localhost:uid:gid:pid" for ipc where the OS tells).
+ * "Routing-Id" is the peer's Identity too. Names are case-sensitive. The
+ * string lives as long as msg (or a copy of it). NULL with EINVAL for a
+ * property the connection does not have, and for every property of a
+ * message sent locally or over inproc. */
+ZLINK_EXPORT const char *zlink_msg_gets(const zlink_msg_t *msg,
+                                        const char *property);
+#define ZLINK_MSG_PROPERTY_ROUTING_ID "Routing-Id"
+#define ZLINK_MSG_PROPERTY_SOCKET_TYPE "Socket-Type"
+#define ZLINK_MSG_PROPERTY_USER_ID "User-Id"
+#define ZLINK_MSG_PROPERTY_PEER_ADDRESS "Peer-Address"
+
 /* Socket types. */
 #define ZLINK_PAIR 0
 #define ZLINK_PUB 1
