@@ -109,7 +109,8 @@ extern "C" {
 ZLINK_EXPORT int zlink_errno(void);
 ZLINK_EXPORT const char *zlink_strerror(int errnum);
 ZLINK_EXPORT void zlink_version(int *major, int *minor, int *patch);
-/* 1 if the capability ("ipc", "tls", "ws", "curve", …) is built in. */
+/* 1 if the capability ("ipc", "tls", "ws", "wss") is built in; 0 for any
+ * other name, libzmq's "curve", "gssapi", "pgm" and "draft" included. */
 ZLINK_EXPORT int zlink_has(const char *capability);
 
 /* Context. */
@@ -301,7 +302,12 @@ ZLINK_EXPORT const char *zlink_msg_gets(const zlink_msg_t *msg,
 #define ZLINK_DONTWAIT 1
 #define ZLINK_SNDMORE 2
 
-/* Socket transport events, for zlink_socket_monitor. */
+/* Socket transport events, for zlink_socket_monitor. The value is, as in
+ * libzmq: the OS socket (fd, or SOCKET on Windows) for CONNECTED, ACCEPTED,
+ * LISTENING, CLOSED and DISCONNECTED (0 for a ws path's LISTENING and
+ * CLOSED: its port is shared); the errno for BIND_FAILED, ACCEPT_FAILED and
+ * HANDSHAKE_FAILED_NO_DETAIL (EPIPE when the peer closed, ETIMEDOUT for
+ * HANDSHAKE_IVL and heartbeats); the interval for CONNECT_RETRIED. */
 #define ZLINK_EVENT_CONNECTED 0x0001
 #define ZLINK_EVENT_CONNECT_DELAYED 0x0002
 #define ZLINK_EVENT_CONNECT_RETRIED 0x0004

@@ -688,11 +688,9 @@ static int on_property(void *arg, const uint8_t *name, size_t name_len,
                        const uint8_t *value, size_t value_len)
 {
     ready_props *p = arg;
-    /* Every property is kept for zlink_msg_gets; a READY announcing more
-     * than any stack sends is refused. */
-    if (zl_metadata_builder_add(&p->metadata, name, name_len, value,
-                                value_len) != 0)
-        return 1;
+    /* Kept for zlink_msg_gets within the builder's bounds; what passes
+     * them is not kept, but the READY stays valid (a peer may pad it). */
+    zl_metadata_builder_add(&p->metadata, name, name_len, value, value_len);
     if (name_len == 11 && memcmp(name, "Socket-Type", 11) == 0) {
         p->peer_type = zl_socket_type_from_name(value, value_len);
         if (p->peer_type < 0)

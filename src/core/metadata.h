@@ -30,8 +30,8 @@ typedef struct zl_metadata_builder {
 } zl_metadata_builder;
 
 void zl_metadata_builder_init(zl_metadata_builder *b);
-/* Keeps a reference to name and value until zl_metadata_build. -1 when the
- * bounds above are passed (the connection is to be refused). */
+/* Keeps a reference to name and value until zl_metadata_build. -1 (and
+ * nothing kept) when the property would pass the bounds above. */
 int zl_metadata_builder_add(zl_metadata_builder *b, const uint8_t *name,
                             size_t name_len, const uint8_t *value,
                             size_t value_len);

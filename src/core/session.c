@@ -202,7 +202,7 @@ static void hiccup(zl_session *s)
 void zl_session_engine_error(zl_session *s, bool protocol)
 {
     s->engine = NULL;
-    zl_monitor_event(s->socket, ZLINK_EVENT_DISCONNECTED, 0, s->endpoint);
+    zl_monitor_event(s->socket, ZLINK_EVENT_DISCONNECTED, s->fd, s->endpoint);
     clean_partial_messages(s);
     if (s->terminating || !s->connect_side || protocol) {
         /* libzmq stops reconnecting after a protocol error. */
@@ -251,6 +251,7 @@ static void set_buffer_sizes(zl_handle *h, const zl_options *options,
  * engine on it; on failure the handle is closed. */
 static bool start_engine_on(zl_session *s, zl_stream *stream)
 {
+    s->fd = (uint64_t)zl_handle_os_socket(stream->handle);
     s->engine = zl_engine_create(s, s->base.thread->loop, stream, &s->options);
     if (!s->engine) {
         zl_stream_close(stream);
@@ -283,14 +284,15 @@ static void on_connected(zl_op *op, int status, size_t bytes)
             destroy(s);
         return;
     }
+    uint64_t fd = (uint64_t)zl_handle_os_socket(h);
     if (status != 0) {
         zl_handle_close(h);
-        zl_monitor_event(s->socket, ZLINK_EVENT_CLOSED, 0, s->endpoint);
+        zl_monitor_event(s->socket, ZLINK_EVENT_CLOSED, fd, s->endpoint);
         schedule_reconnect(s);
         return;
     }
     set_buffer_sizes(h, &s->options, s->endpoint);
-    zl_monitor_event(s->socket, ZLINK_EVENT_CONNECTED, 0, s->endpoint);
+    zl_monitor_event(s->socket, ZLINK_EVENT_CONNECTED, fd, s->endpoint);
     if (!start_engine(s, h, true))
         schedule_reconnect(s);
 }

@@ -21,6 +21,7 @@ typedef struct zl_session {
 
     zl_pipe *pipe; /* our end; NULL until created */
     struct zl_engine *engine;
+    uint64_t fd; /* the engine's OS socket, for monitor values */
 
     /* Accepted connections belong to their listener. */
     struct zl_listener_object *listener;

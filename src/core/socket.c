@@ -847,7 +847,8 @@ int zlink_bind(void *handle, const char *endpoint)
     }
     add_endpoint(s, endpoint, resolved, (zl_io_object *)listener, NULL);
     s->endpoints[s->endpoint_count - 1].bound = true;
-    zl_monitor_event(s, ZLINK_EVENT_LISTENING, 0, resolved);
+    zl_monitor_event(s, ZLINK_EVENT_LISTENING, zl_listener_object_fd(listener),
+                     resolved);
     plug((zl_io_object *)listener);
     return 0;
 }
