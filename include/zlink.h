@@ -241,6 +241,19 @@ ZLINK_EXPORT const char *zlink_msg_gets(const zlink_msg_t *msg,
 #define ZLINK_HEARTBEAT_TTL 76
 #define ZLINK_HEARTBEAT_TIMEOUT 77
 #define ZLINK_XPUB_VERBOSER 78
+/* libzmq's, with its values. PROBE_ROUTER (int, write-only, DEALER, ROUTER,
+ * REQ): an empty message goes to each new peer first. CONFLATE (int,
+ * DEALER, PULL, PUSH, PUB, SUB): keep only the newest single-part message
+ * per connection (docs/options.md says what zlink does with multipart).
+ * ROUTER_HANDOVER (int, write-only, ROUTER): a peer announcing a routing id
+ * in use takes it over from the connected one, which is disconnected;
+ * without it the newcomer is ignored, as in libzmq. INVERT_MATCHING (int,
+ * PUB, XPUB, SUB): deliver what does not match the subscriptions; set it
+ * on the publisher and its subscribers alike. */
+#define ZLINK_PROBE_ROUTER 51
+#define ZLINK_CONFLATE 54
+#define ZLINK_ROUTER_HANDOVER 56
+#define ZLINK_INVERT_MATCHING 74
 /* zlink's own: ZLINK_MAXMSGPARTS (int), the most parts a message received
  * from a connection may have; -1: no limit. A peer that sends more parts
  * is disconnected, as one that exceeds ZLINK_MAXMSGSIZE (which, in zlink,

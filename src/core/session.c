@@ -38,8 +38,11 @@ zl_socket *zl_session_socket(zl_session *s)
 static int create_pipe(zl_session *s, zl_pipe **socket_end)
 {
     zl_pipe *ours;
-    if (zl_pipe_pair(socket_end, &ours, s->options.sndhwm, s->options.rcvhwm) !=
-        0)
+    /* CONFLATE: one message deep each way, as libzmq's conflating pipes;
+     * inbound, the newest beyond it waits in the session (session_push). */
+    bool conflating = zl_options_conflates(&s->options);
+    if (zl_pipe_pair(socket_end, &ours, conflating ? 1 : s->options.sndhwm,
+                     conflating ? 1 : s->options.rcvhwm) != 0)
         return -1;
     zl_pipe_set_owner(*socket_end, &s->socket->mailbox, s->socket);
     zl_pipe_set_owner(ours, &s->base.thread->mailbox, s);
@@ -133,6 +136,22 @@ int zl_session_pull(zl_session *s, zlink_msg_t *msg)
     return r;
 }
 
+/* The pipe is full. Under CONFLATE a single-part message replaces the one
+ * waiting, so the engine never stops reading and the application gets the
+ * newest. A multipart message is not conflated: libzmq leaves that
+ * undefined, and zlink delivers it whole, with backpressure as usual. */
+static bool conflate(zl_session *s, zlink_msg_t *msg)
+{
+    if (!zl_options_conflates(&s->options) || (zl_msg_flags(msg) & ZL_MSG_MORE))
+        return false;
+    if (s->has_conflated)
+        zlink_msg_close(&s->conflated);
+    zlink_msg_init(&s->conflated);
+    zlink_msg_move(&s->conflated, msg);
+    s->has_conflated = true;
+    return true;
+}
+
 bool zl_session_push(zl_session *s, zlink_msg_t *msg)
 {
     if (!s->pipe || s->pipe->terminated) {
@@ -142,10 +161,22 @@ bool zl_session_push(zl_session *s, zlink_msg_t *msg)
         return true;
     }
     if (!s->in_in_message && !zl_pipe_check_write(s->pipe))
-        return false;
+        return conflate(s, msg);
     s->in_in_message = (zl_msg_flags(msg) & ZL_MSG_MORE) != 0;
     zl_pipe_write(s->pipe, msg);
     return true;
+}
+
+/* The conflated message goes into the pipe once it has room. */
+static void flush_conflated(zl_session *s)
+{
+    if (!s->has_conflated || !s->pipe || s->pipe->terminated ||
+        !zl_pipe_check_write(s->pipe))
+        return;
+    zl_pipe_write(s->pipe, &s->conflated);
+    zl_pipe_flush(s->pipe);
+    zlink_msg_init(&s->conflated);
+    s->has_conflated = false;
 }
 
 void zl_session_flush(zl_session *s)
@@ -275,12 +306,12 @@ static void on_connected(zl_op *op, int status, size_t bytes)
     zl_session *s = op->data;
     zl_handle *h = s->connecting;
     s->connecting = NULL;
-    if (status == ZL_ECANCELED || s->terminating) {
-        /* Terminating while connecting means destroy() closed h already:
+    if (status == ZL_ECANCELED || s->destroying) {
+        /* Destroyed while connecting means destroy() closed h already:
          * closing it twice freed it under this very completion. */
-        if (h && !s->terminating)
+        if (h && !s->destroying)
             zl_handle_close(h);
-        if (s->terminating && !s->engine)
+        if (s->destroying && !s->engine)
             destroy(s);
         return;
     }
@@ -318,6 +349,7 @@ static void destroy(zl_session *s)
     zl_loop *loop = s->base.thread->loop;
     zl_timer_stop(loop, &s->reconnect_timer);
     zl_timer_stop(loop, &s->linger_timer);
+    s->destroying = true;
     if (s->connecting) {
         /* Its completion still refers to us: wait for it. */
         s->terminating = true;
@@ -329,6 +361,8 @@ static void destroy(zl_session *s)
         s->engine = NULL;
     }
     close_pipe(s);
+    if (s->has_conflated)
+        zlink_msg_close(&s->conflated);
     if (s->listener)
         zl_listener_child_gone(s->listener, s);
     atomic_fetch_sub(&s->base.thread->load, 1);
@@ -382,9 +416,19 @@ static void begin_termination(zl_session *s)
     if (s->terminating)
         return;
     s->terminating = true;
-    zl_timer_stop(s->base.thread->loop, &s->reconnect_timer);
     if (s->pipe && !s->pipe->terminated)
         zl_pipe_terminate(s->pipe); /* the socket answers with its own */
+    if (!s->engine && s->connect_side && s->pipe && s->options.linger != 0 &&
+        zl_pipe_readable_count(s->pipe) > 0) {
+        /* Not connected yet, with messages queued: as libzmq, keep trying
+         * to connect for LINGER ms; the engine then delivers them and
+         * reports the delimiter drained. */
+        if (s->options.linger > 0)
+            zl_timer_start(s->base.thread->loop, &s->linger_timer,
+                           (uint64_t)s->options.linger);
+        return;
+    }
+    zl_timer_stop(s->base.thread->loop, &s->reconnect_timer);
     if (!s->engine || s->options.linger == 0 || !s->pipe) {
         destroy(s);
         return;
@@ -424,6 +468,7 @@ static void session_pipe_command(zl_io_object *obj, const zl_cmd *cmd)
             zl_engine_restart_output(s->engine);
         break;
     case ZL_CMD_ACTIVATE_WRITE:
+        flush_conflated(s);
         if (s->engine)
             zl_engine_restart_input(s->engine);
         break;
