@@ -127,7 +127,7 @@ ZLINK_EXPORT int zlink_ctx_shutdown(void *context);
 ZLINK_EXPORT int zlink_ctx_set(void *context, int option, int optval);
 ZLINK_EXPORT int zlink_ctx_get(void *context, int option);
 
-/* Messages. 128 bytes (libzmq's zmq_msg_t has 64): bodies up to 112 bytes
+/* Messages. 128 bytes (libzmq's zmq_msg_t has 64): bodies up to 104 bytes
  * travel inside the message itself, with no allocation anywhere on their
  * way, which more than doubles the rate of small messages. */
 typedef struct zlink_msg_t {
