@@ -273,6 +273,34 @@ START_TEST(invert_matching_sub_filters)
 }
 END_TEST
 
+/* ---- conformance ---- */
+
+/* A closing ipc listener removes only the socket file it made: a socket
+ * that bound the same path since keeps its own. */
+START_TEST(ipc_rebind_keeps_new_file)
+{
+    if (!zt_have_ipc())
+        return;
+    char ep[256];
+    zl_test_ipc_endpoint(ep, sizeof ep);
+    void *old_ctx = zt_ctx();
+    void *old = zt_socket(old_ctx, ZLINK_PULL);
+    zt_bind(old, ep);
+    void *ctx = zt_ctx();
+    void *current = zt_socket(ctx, ZLINK_PULL);
+    zt_bind(current, ep); /* takes the path over, as libzmq */
+    zt_close(old);
+    zt_term(old_ctx); /* the old listener is gone */
+    void *push = zt_socket(ctx, ZLINK_PUSH);
+    zt_connect(push, ep);
+    zt_send_str(push, "reached", 0);
+    zt_recv_str(current, "reached");
+    zt_close(push);
+    zt_close(current);
+    zt_term(ctx);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("socket_options2");
@@ -290,6 +318,10 @@ static Suite *suite(void)
     tcase_add_loop_test(tc, invert_matching, 0, 2);
     tcase_add_test(tc, invert_matching_sub_filters);
     suite_add_tcase(s, tc);
+    TCase *conformance = tcase_create("conformance");
+    tcase_set_timeout(conformance, 60);
+    tcase_add_test(conformance, ipc_rebind_keeps_new_file);
+    suite_add_tcase(s, conformance);
     return s;
 }
 

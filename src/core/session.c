@@ -91,6 +91,13 @@ static void close_pipe(zl_session *s)
     s->pipe = NULL;
 }
 
+/* A connecting ROUTER learns its peer's name at the handshake, unless
+ * CONNECT_ROUTING_ID gave one. */
+static bool router_waits_for_id(const zl_options *o)
+{
+    return o->type == ZLINK_ROUTER && !o->connect_routing_id;
+}
+
 /* ---- called by the engine ---- */
 
 void zl_session_engine_ready(zl_session *s, const zl_blob *peer_routing_id)
@@ -240,8 +247,9 @@ void zl_session_engine_error(zl_session *s, bool protocol)
         end_on_own(s);
         return;
     }
-    /* IMMEDIATE and ROUTER pipes exist only while connected. */
-    if (s->options.immediate || s->options.type == ZLINK_ROUTER)
+    /* IMMEDIATE pipes, and ROUTER pipes named by the peer, exist only while
+     * connected. */
+    if (s->options.immediate || router_waits_for_id(&s->options))
         close_pipe(s);
     else
         hiccup(s);
@@ -534,10 +542,18 @@ zl_session *zl_session_create_connect(zl_socket *socket, zl_io_thread *thread,
     s->addr = *addr;
     /* Messages sent before the peer arrives queue in this pipe, unless
      * IMMEDIATE asks to queue only to connected peers. A ROUTER needs the
-     * peer's routing id first, so its pipe waits for the handshake. */
-    if (!socket->options.immediate && socket->options.type != ZLINK_ROUTER) {
+     * peer's routing id first, so its pipe waits for the handshake, unless
+     * CONNECT_ROUTING_ID names the peer already (libzmq queues then). */
+    if (!socket->options.immediate && !router_waits_for_id(&s->options)) {
         zl_pipe *socket_end;
+        const zl_blob *id = s->options.connect_routing_id;
         if (create_pipe(s, &socket_end) != 0) {
+            session_free_unstarted(s);
+            return NULL;
+        }
+        if (id && zl_pipe_set_routing_id(socket_end, id->data, id->len) != 0) {
+            zl_pipe_release(socket_end);
+            close_pipe(s);
             session_free_unstarted(s);
             return NULL;
         }
