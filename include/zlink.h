@@ -109,7 +109,8 @@ extern "C" {
 ZLINK_EXPORT int zlink_errno(void);
 ZLINK_EXPORT const char *zlink_strerror(int errnum);
 ZLINK_EXPORT void zlink_version(int *major, int *minor, int *patch);
-/* 1 if the capability ("ipc", "tls", "ws", "curve", …) is built in. */
+/* 1 if the capability ("ipc", "tls", "ws", "wss") is built in; 0 for any
+ * other name, libzmq's "curve", "gssapi", "pgm" and "draft" included. */
 ZLINK_EXPORT int zlink_has(const char *capability);
 
 /* Context. */
@@ -138,7 +139,7 @@ ZLINK_EXPORT int zlink_ctx_shutdown(void *context);
 ZLINK_EXPORT int zlink_ctx_set(void *context, int option, int optval);
 ZLINK_EXPORT int zlink_ctx_get(void *context, int option);
 
-/* Messages. 128 bytes (libzmq's zmq_msg_t has 64): bodies up to 112 bytes
+/* Messages. 128 bytes (libzmq's zmq_msg_t has 64): bodies up to 104 bytes
  * travel inside the message itself, with no allocation anywhere on their
  * way, which more than doubles the rate of small messages. */
 typedef struct zlink_msg_t {
@@ -175,6 +176,21 @@ ZLINK_EXPORT int zlink_msg_get(const zlink_msg_t *msg, int property);
 /* Message properties for zlink_msg_get. */
 #define ZLINK_MORE 1
 #define ZLINK_SHARED 3
+
+/* A property of the connection msg was received on, as libzmq's
+ * zmq_msg_gets: every property the peer sent in READY under its own name
+ * ("Socket-Type", "Identity", ...), and "Peer-Address" (the peer's IP for
+ * tcp, tls, ws and wss; "localhost:uid:gid:pid" for ipc where the OS tells).
+ * "Routing-Id" is the peer's Identity too. Names are case-sensitive. The
+ * string lives as long as msg (or a copy of it). NULL with EINVAL for a
+ * property the connection does not have, and for every property of a
+ * message sent locally or over inproc. */
+ZLINK_EXPORT const char *zlink_msg_gets(const zlink_msg_t *msg,
+                                        const char *property);
+#define ZLINK_MSG_PROPERTY_ROUTING_ID "Routing-Id"
+#define ZLINK_MSG_PROPERTY_SOCKET_TYPE "Socket-Type"
+#define ZLINK_MSG_PROPERTY_USER_ID "User-Id"
+#define ZLINK_MSG_PROPERTY_PEER_ADDRESS "Peer-Address"
 
 /* Socket types. */
 #define ZLINK_PAIR 0
@@ -240,6 +256,19 @@ ZLINK_EXPORT int zlink_msg_get(const zlink_msg_t *msg, int property);
 #define ZLINK_HEARTBEAT_TTL 76
 #define ZLINK_HEARTBEAT_TIMEOUT 77
 #define ZLINK_XPUB_VERBOSER 78
+/* libzmq's, with its values. PROBE_ROUTER (int, write-only, DEALER, ROUTER,
+ * REQ): an empty message goes to each new peer first. CONFLATE (int,
+ * DEALER, PULL, PUSH, PUB, SUB): keep only the newest single-part message
+ * per connection (docs/options.md says what zlink does with multipart).
+ * ROUTER_HANDOVER (int, write-only, ROUTER): a peer announcing a routing id
+ * in use takes it over from the connected one, which is disconnected;
+ * without it the newcomer is ignored, as in libzmq. INVERT_MATCHING (int,
+ * PUB, XPUB, SUB): deliver what does not match the subscriptions; set it
+ * on the publisher and its subscribers alike. */
+#define ZLINK_PROBE_ROUTER 51
+#define ZLINK_CONFLATE 54
+#define ZLINK_ROUTER_HANDOVER 56
+#define ZLINK_INVERT_MATCHING 74
 /* zlink's own: ZLINK_MAXMSGPARTS (int), the most parts a message received
  * from a connection may have; -1: no limit. A peer that sends more parts
  * is disconnected, as one that exceeds ZLINK_MAXMSGSIZE (which, in zlink,
@@ -301,7 +330,12 @@ ZLINK_EXPORT int zlink_msg_get(const zlink_msg_t *msg, int property);
 #define ZLINK_DONTWAIT 1
 #define ZLINK_SNDMORE 2
 
-/* Socket transport events, for zlink_socket_monitor. */
+/* Socket transport events, for zlink_socket_monitor. The value is, as in
+ * libzmq: the OS socket (fd, or SOCKET on Windows) for CONNECTED, ACCEPTED,
+ * LISTENING, CLOSED and DISCONNECTED (0 for a ws path's LISTENING and
+ * CLOSED: its port is shared); the errno for BIND_FAILED, ACCEPT_FAILED and
+ * HANDSHAKE_FAILED_NO_DETAIL (EPIPE when the peer closed, ETIMEDOUT for
+ * HANDSHAKE_IVL and heartbeats); the interval for CONNECT_RETRIED. */
 #define ZLINK_EVENT_CONNECTED 0x0001
 #define ZLINK_EVENT_CONNECT_DELAYED 0x0002
 #define ZLINK_EVENT_CONNECT_RETRIED 0x0004

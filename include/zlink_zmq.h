@@ -37,6 +37,7 @@
 #define zmq_msg_size zlink_msg_size
 #define zmq_msg_more zlink_msg_more
 #define zmq_msg_get zlink_msg_get
+#define zmq_msg_gets zlink_msg_gets
 #define zmq_socket zlink_socket
 #define zmq_close zlink_close
 #define zmq_setsockopt zlink_setsockopt
@@ -122,6 +123,10 @@
 /* Message properties. */
 #define ZMQ_MORE ZLINK_MORE
 #define ZMQ_SHARED ZLINK_SHARED
+#define ZMQ_MSG_PROPERTY_ROUTING_ID ZLINK_MSG_PROPERTY_ROUTING_ID
+#define ZMQ_MSG_PROPERTY_SOCKET_TYPE ZLINK_MSG_PROPERTY_SOCKET_TYPE
+#define ZMQ_MSG_PROPERTY_USER_ID ZLINK_MSG_PROPERTY_USER_ID
+#define ZMQ_MSG_PROPERTY_PEER_ADDRESS ZLINK_MSG_PROPERTY_PEER_ADDRESS
 
 /* Socket types. */
 #define ZMQ_PAIR ZLINK_PAIR
@@ -174,6 +179,10 @@
 #define ZMQ_HEARTBEAT_TTL ZLINK_HEARTBEAT_TTL
 #define ZMQ_HEARTBEAT_TIMEOUT ZLINK_HEARTBEAT_TIMEOUT
 #define ZMQ_XPUB_VERBOSER ZLINK_XPUB_VERBOSER
+#define ZMQ_PROBE_ROUTER ZLINK_PROBE_ROUTER
+#define ZMQ_CONFLATE ZLINK_CONFLATE
+#define ZMQ_ROUTER_HANDOVER ZLINK_ROUTER_HANDOVER
+#define ZMQ_INVERT_MATCHING ZLINK_INVERT_MATCHING
 /* libzmq's older names for the same options. */
 #define ZMQ_IDENTITY ZLINK_ROUTING_ID
 #define ZMQ_DELAY_ATTACH_ON_CONNECT ZLINK_IMMEDIATE

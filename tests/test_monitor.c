@@ -5,9 +5,8 @@
  * CONNECTED, CONNECT_RETRIED), BIND_FAILED, handshake failures, filtering
  * and stopping.
  *
- * libzmq's values for LISTENING, ACCEPTED, CONNECTED, CLOSED and
- * DISCONNECTED are the OS socket; zlink's backends do not expose one, so
- * they are not checked here. */
+ * The OS socket values of LISTENING, ACCEPTED, CONNECTED, CLOSED and
+ * DISCONNECTED are checked in test_monitor_values.c. */
 #ifndef _WIN32
 #include <arpa/inet.h>
 #include <netinet/in.h>

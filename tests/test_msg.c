@@ -58,17 +58,17 @@ END_TEST
 START_TEST(init_size_inline_boundary)
 {
     zlink_msg_t msg;
-    ck_assert_int_eq(ZL_MSG_INLINE_MAX, 112);
+    ck_assert_int_eq(ZL_MSG_INLINE_MAX, 104);
 
-    ck_assert_int_eq(zlink_msg_init_size(&msg, 112), 0);
-    ck_assert_uint_eq(zlink_msg_size(&msg), 112);
+    ck_assert_int_eq(zlink_msg_init_size(&msg, 104), 0);
+    ck_assert_uint_eq(zlink_msg_size(&msg), 104);
     ck_assert(body_is_inline(&msg));
     ck_assert_uint_eq(zl_msg_of(&msg)->kind, ZL_MSG_INLINE);
-    memset(zlink_msg_data(&msg), 0x5c, 112);
+    memset(zlink_msg_data(&msg), 0x5c, 104);
     ck_assert_int_eq(zlink_msg_close(&msg), 0);
 
-    ck_assert_int_eq(zlink_msg_init_size(&msg, 113), 0);
-    ck_assert_uint_eq(zlink_msg_size(&msg), 113);
+    ck_assert_int_eq(zlink_msg_init_size(&msg, 105), 0);
+    ck_assert_uint_eq(zlink_msg_size(&msg), 105);
     ck_assert(!body_is_inline(&msg));
     ck_assert_uint_eq(zl_msg_of(&msg)->kind, ZL_MSG_CONTENT);
     memset(zlink_msg_data(&msg), 0x5c, 49);

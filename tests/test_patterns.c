@@ -905,21 +905,18 @@ START_TEST(router_announced_id)
 }
 END_TEST
 
-START_TEST(router_duplicate_id_gets_auto)
+/* As libzmq 4.3 without ROUTER_HANDOVER: a second peer announcing an id
+ * in use is ignored while the first is there. */
+START_TEST(router_duplicate_id_ignored)
 {
     socket_setup(ZLINK_ROUTER);
     connect_peer(0, 0, "alice");
     connect_peer(0, 0, "alice");
     zl_blob alice = blob_of("alice");
     ck_assert(pipe_id_is(fx.mine[0], &alice));
-    ck_assert_uint_eq(pipe_id(fx.mine[1]).len, 5);
-    ck_assert_uint_eq(pipe_id(fx.mine[1]).data[0], 0);
 
     peer_send(1, "second", false);
-    zl_blob id;
-    sock_recv_id(&id);
-    ck_assert(pipe_id_is(fx.mine[1], &id));
-    sock_expect("second", false);
+    ck_assert(!fx.s.ops->has_in(&fx.s));
 
     ck_assert_int_eq(sock_send("alice", true), 0);
     ck_assert_int_eq(sock_send("first", false), 0);
@@ -1235,7 +1232,7 @@ static Suite *suite(void)
     TCase *router = tcase_create("router");
     tcase_add_test(router, router_auto_ids);
     tcase_add_test(router, router_announced_id);
-    tcase_add_test(router, router_duplicate_id_gets_auto);
+    tcase_add_test(router, router_duplicate_id_ignored);
     tcase_add_test(router, router_mandatory_unreachable);
     tcase_add_test(router, router_mandatory_full);
     tcase_add_test(router, router_drops_unroutable);

@@ -532,11 +532,9 @@ START_TEST(router_multipart_envelope)
 }
 END_TEST
 
-#ifdef ZLINK_TEST_PENDING
 /* libzmq 4.3 (without ROUTER_HANDOVER) ignores a second peer announcing a
  * routing id already in use: its messages are not received while the first
- * is connected. Fails today: zlink gives the second peer a generated id and
- * delivers its messages (src/core/patterns/router.c: router_attach_pipe). */
+ * is connected. */
 START_TEST(router_ignores_duplicate_id)
 {
     char ep[300];
@@ -564,10 +562,7 @@ START_TEST(router_ignores_duplicate_id)
 END_TEST
 
 /* libzmq: a ROUTER that connects with CONNECT_ROUTING_ID can send to that
- * id at once; messages queue until the connection is made. Fails today:
- * the ROUTER's pipe appears only after the handshake, so the send fails
- * with EHOSTUNREACH (or is dropped without ROUTER_MANDATORY)
- * (src/core/session.c: zl_session_create_connect). */
+ * id at once; messages queue until the connection is made. */
 START_TEST(router_connect_routing_id_queues)
 {
     void *ctx = zt_ctx();
@@ -595,7 +590,6 @@ START_TEST(router_connect_routing_id_queues)
     zt_term(ctx);
 }
 END_TEST
-#endif
 
 static Suite *dealer_router_suite(void)
 {
@@ -631,10 +625,8 @@ static Suite *dealer_router_suite(void)
     tcase_add_loop_test(ids, router_multipart_envelope, ZT_TCP4, ZT_TCP4 + 1);
     tcase_add_loop_test(ids, router_multipart_envelope, ZT_INPROC,
                         ZT_INPROC + 1);
-#ifdef ZLINK_TEST_PENDING
     tcase_add_test(ids, router_ignores_duplicate_id);
     tcase_add_test(ids, router_connect_routing_id_queues);
-#endif
     suite_add_tcase(s, ids);
     return s;
 }

@@ -143,17 +143,13 @@ START_TEST(router_reconnect_keeps_connect_routing_id)
 }
 END_TEST
 
-#ifdef ZLINK_TEST_PENDING
-/* The same for a ROUTER that only sends. Fails today: the dead pipe keeps
- * "srv" in the routing table until a recv reads its delimiter, so the new
- * connection is given a generated id and "srv" stays unreachable
- * (src/core/patterns/router.c: router_read_activated / router_attach_pipe). */
+/* The same for a ROUTER that only sends: the dead pipe, whose delimiter no
+ * recv has read, gives its id up to the reconnected peer. */
 START_TEST(router_reconnect_send_only)
 {
     router_reconnect_case(false);
 }
 END_TEST
-#endif
 
 /* RECONNECT_IVL -1: a lost connection stays lost. */
 START_TEST(reconnect_disabled)
@@ -407,11 +403,8 @@ START_TEST(infinite_linger_set_at_close)
 }
 END_TEST
 
-#ifdef ZLINK_TEST_PENDING
 /* libzmq keeps connecting during LINGER and delivers what was queued
- * before the peer existed. Fails today: a session with no engine is
- * destroyed at once on close (src/core/session.c: begin_termination,
- * "if (!s->engine || ...) destroy"). */
+ * before the peer existed. */
 START_TEST(linger_delivers_before_connection)
 {
     void *ctx = zt_ctx();
@@ -433,7 +426,6 @@ START_TEST(linger_delivers_before_connection)
     zt_term(peer_ctx);
 }
 END_TEST
-#endif
 
 /* ---- terminating the context ---- */
 
@@ -636,9 +628,7 @@ static Suite *lifecycle_suite(void)
     tcase_add_loop_test(reconnect, reconnect_after_peer_restart, 0,
                         2 * RESTART_TRANSPORTS);
     tcase_add_test(reconnect, router_reconnect_keeps_connect_routing_id);
-#ifdef ZLINK_TEST_PENDING
     tcase_add_test(reconnect, router_reconnect_send_only);
-#endif
     tcase_add_test(reconnect, reconnect_disabled);
     tcase_add_loop_test(reconnect, connect_before_bind, 0, 2);
     suite_add_tcase(s, reconnect);
@@ -652,9 +642,7 @@ static Suite *lifecycle_suite(void)
     tcase_add_loop_test(linger, linger_set_at_close, 0, 2);
     tcase_add_test(linger, linger_expires_set_at_close);
     tcase_add_test(linger, infinite_linger_set_at_close);
-#ifdef ZLINK_TEST_PENDING
     tcase_add_test(linger, linger_delivers_before_connection);
-#endif
     suite_add_tcase(s, linger);
 
     TCase *term = tcase_create("term");

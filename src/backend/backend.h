@@ -154,6 +154,11 @@ zl_handle *zl_handle_connect(zl_loop *loop, const zl_addr *addr, zl_op *op,
 void zl_handle_set_buffers(zl_handle *h, int sndbuf, int rcvbuf);
 /* The peer's address, as "tcp://1.2.3.4:5" fits; 0 or -errno. */
 int zl_handle_peer_addr(zl_handle *h, zl_addr *out);
+/* An AF_UNIX peer's credentials (SO_PEERCRED); 0, or -ENOTSUP where the OS
+ * does not tell them. */
+int zl_handle_peer_cred(zl_handle *h, unsigned *uid, unsigned *gid, int *pid);
+/* The OS socket, for the values libzmq's monitor events carry. */
+zl_os_socket zl_handle_os_socket(const zl_handle *h);
 
 /* ---- listeners ---- */
 /* Creates, binds and listens (SO_REUSEADDR on TCP, IPV6_V6ONLY off when
@@ -161,6 +166,7 @@ int zl_handle_peer_addr(zl_handle *h, zl_addr *out);
 int zl_listener_open(zl_loop *loop, const zl_addr *addr, int backlog,
                      zl_listener **out);
 int zl_listener_local_addr(zl_listener *l, zl_addr *out);
+zl_os_socket zl_listener_os_socket(const zl_listener *l);
 /* Completes with op->accepted set to a new handle on this loop, or with
  * -errno and no handle. A failure ends the accept: the listener does not
  * try again on its own, the owner decides when (core backs off on a timer

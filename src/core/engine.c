@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "compiler.h"
+#include "metadata.h"
 #include "monitor.h"
 #include "msg.h"
 #include "msg_pool.h"
@@ -19,6 +20,8 @@
 #include "small_copy.h"
 #include "transport/stream.h"
 #include "zmtp/zmtp.h"
+
+#include <uv.h>
 
 typedef enum zl_engine_state {
     ZL_ENGINE_TRANSPORT, /* waiting for the stream's handshake (TLS, ws) */
@@ -99,6 +102,13 @@ struct zl_engine {
     int handshake_ivl;
     int heartbeat_ivl, heartbeat_ttl, heartbeat_timeout;
     int pending_ops;
+    int fail_errno; /* why the connection failed, for NO_DETAIL */
+
+    /* The peer's properties, given to every message read (zlink_msg_gets).
+     * References are taken METADATA_CREDIT at a time, so that a message
+     * costs no atomic operation on this thread. */
+    zl_metadata *metadata;
+    unsigned metadata_credit;
 
     /* Input. */
     zl_op read_op;
@@ -229,6 +239,8 @@ static void maybe_free(zl_engine *e)
     release_in_buf(e);
     release_out_buf(e);
     release_commands(e);
+    if (e->metadata)
+        zl_metadata_release_n(e->metadata, e->metadata_credit + 1);
     free(e->routing_id);
     free(e);
 }
@@ -261,6 +273,16 @@ static void close_connection(zl_engine *e, bool protocol)
 
 /* A protocol violation during the handshake is reported with its reason
  * before the DISCONNECTED that every close reports. */
+/* A failed read or write, or the peer's FIN: NO_DETAIL carries its errno
+ * as libzmq's does (EPIPE for an orderly close, as libzmq sets it). */
+static void fail_io(zl_engine *e, int status)
+{
+    e->fail_errno = status == ZL_EOF || status == 0 ? EPIPE
+                    : status == ZL_ECANCELED        ? ECANCELED
+                                                    : -status;
+    fail(e, false);
+}
+
 static void handshake_failed(zl_engine *e, uint32_t reason)
 {
     if (e->session)
@@ -289,7 +311,8 @@ static void fail(zl_engine *e, bool protocol)
                 e->state == ZL_ENGINE_GREETING ||
                 e->state == ZL_ENGINE_HANDSHAKE))
         zl_monitor_event(zl_session_socket(e->session),
-                         ZLINK_EVENT_HANDSHAKE_FAILED_NO_DETAIL, 0,
+                         ZLINK_EVENT_HANDSHAKE_FAILED_NO_DETAIL,
+                         (uint64_t)e->fail_errno,
                          zl_session_endpoint(e->session));
     close_connection(e, protocol);
 }
@@ -489,7 +512,7 @@ static void on_write(zl_op *op, int status, size_t bytes)
      * free e under us; it drops at the end. */
     if (e->state != ZL_ENGINE_CLOSED) {
         if (status != 0)
-            fail(e, false);
+            fail_io(e, status);
         else
             /* In FAILING, this sends the READY and ERROR queued while the
              * write was in flight, or closes once they are out. */
@@ -615,12 +638,60 @@ typedef struct ready_props {
     zl_engine *engine;
     int peer_type;
     zl_blob identity;
+    zl_metadata_builder metadata;
 } ready_props;
+
+/* Peer-Address as libzmq gives it: the IP without port for tcp (and the
+ * transports over it), "localhost:uid:gid:pid" for ipc where the OS tells
+ * the peer's credentials. */
+static void format_peer_address(zl_engine *e, char *out, size_t cap)
+{
+    zl_addr addr;
+    out[0] = '\0';
+    if (!e->stream || !e->stream->handle ||
+        zl_handle_peer_addr(e->stream->handle, &addr) != 0)
+        return;
+    if (addr.u.sa.sa_family == AF_INET) {
+        uv_ip4_name(&addr.u.in4, out, cap);
+    } else if (addr.u.sa.sa_family == AF_INET6) {
+        uv_ip6_name(&addr.u.in6, out, cap);
+    } else if (addr.u.sa.sa_family == AF_UNIX) {
+        unsigned uid, gid;
+        int pid;
+        if (zl_handle_peer_cred(e->stream->handle, &uid, &gid, &pid) == 0)
+            snprintf(out, cap, "localhost:%u:%u:%d", uid, gid, pid);
+    }
+}
+
+/* The connection's metadata, made once the peer's properties are known;
+ * without memory for it, messages simply carry none. */
+static void make_metadata(zl_engine *e, zl_metadata_builder *b)
+{
+    format_peer_address(e, b->peer_address, sizeof b->peer_address);
+    e->metadata = zl_metadata_build(b);
+}
+
+/* Takes one of the engine's references for msg. */
+static inline void attach_metadata(zl_engine *e, zlink_msg_t *msg)
+{
+    enum { METADATA_CREDIT = 256 };
+    if (!e->metadata)
+        return;
+    if (e->metadata_credit == 0) {
+        zl_metadata_addref(e->metadata, METADATA_CREDIT);
+        e->metadata_credit = METADATA_CREDIT;
+    }
+    e->metadata_credit--;
+    zl_msg_set_metadata(msg, e->metadata);
+}
 
 static int on_property(void *arg, const uint8_t *name, size_t name_len,
                        const uint8_t *value, size_t value_len)
 {
     ready_props *p = arg;
+    /* Kept for zlink_msg_gets within the builder's bounds; what passes
+     * them is not kept, but the READY stays valid (a peer may pad it). */
+    zl_metadata_builder_add(&p->metadata, name, name_len, value, value_len);
     if (name_len == 11 && memcmp(name, "Socket-Type", 11) == 0) {
         p->peer_type = zl_socket_type_from_name(value, value_len);
         if (p->peer_type < 0)
@@ -637,6 +708,7 @@ static int on_property(void *arg, const uint8_t *name, size_t name_len,
 static void on_ready(zl_engine *e, const uint8_t *data, size_t len)
 {
     ready_props props = {.engine = e, .peer_type = -1};
+    zl_metadata_builder_init(&props.metadata);
     int rc = zl_properties_parse(data, len, on_property, &props);
     if (rc != 0 || props.peer_type < 0) {
         handshake_failed(
@@ -656,6 +728,7 @@ static void on_ready(zl_engine *e, const uint8_t *data, size_t len)
         fill_output(e);
         return;
     }
+    make_metadata(e, &props.metadata);
     e->ready_received = true;
     e->state = ZL_ENGINE_ACTIVE;
     zl_timer_stop(e->loop, &e->handshake_timer);
@@ -747,6 +820,9 @@ static bool on_routing_id(zl_engine *e, zlink_msg_t *msg)
     if (len)
         memcpy(id.data, zlink_msg_data(msg), len);
     zlink_msg_close(msg);
+    zl_metadata_builder b;
+    zl_metadata_builder_init(&b);
+    make_metadata(e, &b);
     e->ready_received = true;
     e->state = ZL_ENGINE_ACTIVE;
     zl_timer_stop(e->loop, &e->handshake_timer);
@@ -768,6 +844,7 @@ static bool on_frame(zl_engine *e, zlink_msg_t *msg)
         handshake_failed(e, ZLINK_PROTOCOL_ERROR_ZMTP_UNEXPECTED_COMMAND);
         return false;
     }
+    attach_metadata(e, msg);
     if (zl_session_push(e->session, msg))
         return true;
     zlink_msg_move(&e->stalled, msg);
@@ -896,16 +973,16 @@ static void on_read(zl_op *op, int status, size_t bytes)
      * decoding closes the engine, and must not free it under us. */
     if (e->state != ZL_ENGINE_CLOSED) {
         if (status != 0)
-            fail(e, false);
+            fail_io(e, status);
         else if (e->read_probe) {
             /* Readable now (data or the FIN): read into a buffer. */
             e->read_probe = false;
             if (acquire_in_buf(e))
                 start_read(e);
             else
-                fail(e, false);
+                fail_io(e, -ENOMEM);
         } else if (bytes == 0)
-            fail(e, false);
+            fail_io(e, ZL_EOF);
         else
             read_done(e, bytes);
     }
@@ -958,7 +1035,8 @@ static void start_read(zl_engine *e)
 
 static void on_handshake_timeout(zl_timer *t)
 {
-    fail(t->data, false);
+    /* libzmq reports whatever errno held; the cause is the clock. */
+    fail_io(t->data, -ETIMEDOUT);
 }
 
 static void on_heartbeat(zl_timer *t)
@@ -973,7 +1051,7 @@ static void on_heartbeat(zl_timer *t)
 
 static void on_heartbeat_deadline(zl_timer *t)
 {
-    fail(t->data, false);
+    fail_io(t->data, -ETIMEDOUT);
 }
 
 /* ---- entry points ---- */
@@ -1008,7 +1086,7 @@ static void on_transport_ready(zl_op *op, int status, size_t bytes)
     zl_engine *e = op->data;
     if (e->state == ZL_ENGINE_TRANSPORT) {
         if (status != 0)
-            fail(e, false);
+            fail_io(e, status);
         else
             start_protocol(e);
     }

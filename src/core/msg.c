@@ -1,6 +1,7 @@
 /* msg.c — zlink_msg_t: inline small bodies, refcounted content blocks, and the
  * public zlink_msg_* calls other than send and recv. */
 #include "msg.h"
+#include "metadata.h"
 #include "msg_pool.h"
 #include "noinline.h"
 
@@ -42,6 +43,10 @@ static void msg_release(zl_msg *m)
 {
     if (m->kind == ZL_MSG_CONTENT)
         zl_content_release(m->u.ref.content);
+    if (m->metadata) {
+        zl_metadata_release(m->metadata);
+        m->metadata = NULL;
+    }
     m->kind = ZL_MSG_CLOSED;
 }
 
@@ -245,6 +250,8 @@ ZLINK_EXPORT int zlink_msg_copy(zlink_msg_t *dest, zlink_msg_t *src)
         zl_content_addref(s->u.ref.content);
         s->flags |= ZL_MSG_SHARED;
     }
+    if (s->metadata)
+        zl_metadata_addref(s->metadata, 1);
     zl_msg_copy_used(dest, src);
     return 0;
 }
@@ -299,6 +306,18 @@ ZLINK_EXPORT int zlink_msg_get(const zlink_msg_t *msg, int property)
     /* A constant body may be referenced by any number of messages, so
      * libzmq reports it as shared too. */
     return (m->flags & ZL_MSG_SHARED) || m->kind == ZL_MSG_CONST ? 1 : 0;
+}
+
+ZLINK_EXPORT const char *zlink_msg_gets(const zlink_msg_t *msg,
+                                        const char *property)
+{
+    const zl_msg *m = zl_msg_cof(msg);
+    const char *value = NULL;
+    if (property && msg_is_valid(m) && m->metadata)
+        value = zl_metadata_get(m->metadata, property);
+    if (!value)
+        errno = EINVAL;
+    return value;
 }
 
 int zl_msg_init_delimiter(zlink_msg_t *msg)

@@ -11,8 +11,10 @@
 #include "atomics.h"
 #include "zlink.h"
 
+struct zl_metadata;
+
 /* Bodies up to this size live inside the 128-byte message (zlink.h). */
-#define ZL_MSG_INLINE_MAX 112
+#define ZL_MSG_INLINE_MAX 104
 
 enum zl_msg_kind {
     ZL_MSG_INLINE = 0x5a, /* non-zero so an uninitialised msg is caught */
@@ -47,6 +49,10 @@ typedef struct zl_msg {
     uint8_t flags;
     uint8_t inline_size;
     uint8_t reserved[5];
+    /* The connection's properties (metadata.h), one reference held; NULL
+     * for messages made locally or carried by inproc. Next to the header,
+     * so that a short copy carries it within the first cache line. */
+    struct zl_metadata *metadata;
     union {
         uint8_t data[ZL_MSG_INLINE_MAX];
         struct {
@@ -70,10 +76,10 @@ static inline const zl_msg *zl_msg_cof(const zlink_msg_t *m)
     return (const zl_msg *)m;
 }
 
-/* Clears the 8-byte header and sets the kind. The rest is left as it is:
- * nothing reads a body past the size the header gives, and clearing all
- * 128 bytes, several times per message, was a tenth of the instructions
- * of an inproc PAIR 64 B message (callgrind). */
+/* Clears the header and the metadata pointer, and sets the kind. The rest is
+ * left as it is: nothing reads a body past the size the header gives, and
+ * clearing all 128 bytes, several times per message, was a tenth of the
+ * instructions of an inproc PAIR 64 B message (callgrind). */
 static inline void zl_msg_init_header(zl_msg *m, uint8_t kind)
 {
     memset(m, 0, offsetof(zl_msg, u));
@@ -88,9 +94,10 @@ static inline void zl_msg_init_empty(zlink_msg_t *msg)
     zl_msg_init_header(zl_msg_of(msg), ZL_MSG_INLINE);
 }
 
-/* The bytes of a zl_msg that hold something: the header and a content
- * reference, or the header and an inline body of up to 24 bytes. */
-#define ZL_MSG_SHORT_COPY 32
+/* The bytes of a zl_msg that hold something: the header, the metadata
+ * pointer and a content reference, or those and an inline body of up to 24
+ * bytes. */
+#define ZL_MSG_SHORT_COPY 40
 _Static_assert(offsetof(zl_msg, u) + sizeof(((zl_msg *)0)->u.ref) <=
                    ZL_MSG_SHORT_COPY,
                "a content reference fits the short copy");
@@ -141,5 +148,12 @@ int zl_msg_grow(zlink_msg_t *msg, size_t room);
 zl_content *zl_content_alloc(size_t size);
 void zl_content_release(zl_content *content);
 void zl_content_addref(zl_content *content);
+/* Gives msg the metadata pointer of its connection; the caller transfers
+ * one reference it already holds (engines take them in batches). */
+static inline void zl_msg_set_metadata(zlink_msg_t *msg,
+                                       struct zl_metadata *metadata)
+{
+    zl_msg_of(msg)->metadata = metadata;
+}
 
 #endif

@@ -50,9 +50,20 @@ int zl_option_put_int(void *val, size_t *len, int value)
         errno = EINVAL;
         return -1;
     }
+    /* A larger buffer: the rest zeroed and the length set, as libzmq's
+     * do_getsockopt (which its option table refuses, EINVAL, for all but
+     * RCVMORE, EVENTS and THREAD_SAFE; zlink accepts it for every int). */
     memcpy(val, &value, sizeof(int));
+    memset((char *)val + sizeof(int), 0, *len - sizeof(int));
     *len = sizeof(int);
     return 0;
+}
+
+bool zl_options_conflates(const zl_options *o)
+{
+    return o->conflate && (o->type == ZLINK_DEALER || o->type == ZLINK_PULL ||
+                           o->type == ZLINK_PUSH || o->type == ZLINK_PUB ||
+                           o->type == ZLINK_SUB);
 }
 
 static int set_blob(zl_blob **blob, const void *val, size_t len)
@@ -249,6 +260,12 @@ int zl_options_set(zl_options *o, int option, const void *val, size_t len)
         return set_bool(&o->ipv6, val, len);
     case ZLINK_IMMEDIATE:
         return set_bool(&o->immediate, val, len);
+    case ZLINK_PROBE_ROUTER:
+        return set_bool(&o->probe_router, val, len);
+    case ZLINK_CONFLATE:
+        return set_bool(&o->conflate, val, len);
+    case ZLINK_INVERT_MATCHING:
+        return set_bool(&o->invert_matching, val, len);
     case ZLINK_ROUTER_MANDATORY: {
         /* A ROUTER's option, as in libzmq: EINVAL on other types, and any
          * value >= 0 (non-zero: on). */
@@ -317,6 +334,10 @@ int zl_options_get(const zl_options *o, int option, void *val, size_t *len)
         return zl_option_put_int(val, len, o->maxmsgparts);
     case ZLINK_IMMEDIATE:
         return zl_option_put_int(val, len, o->immediate);
+    case ZLINK_CONFLATE:
+        return zl_option_put_int(val, len, o->conflate);
+    case ZLINK_INVERT_MATCHING:
+        return zl_option_put_int(val, len, o->invert_matching);
     case ZLINK_ROUTER_MANDATORY:
         return zl_option_put_int(val, len, o->router_mandatory);
     case ZLINK_MAXMSGSIZE:

@@ -24,6 +24,9 @@ typedef struct zl_options {
     bool ipv6;
     bool immediate;
     bool router_mandatory;
+    bool probe_router;    /* write-only, as libzmq */
+    bool conflate;        /* see zl_options_conflates */
+    bool invert_matching; /* PUB, XPUB, SUB */
     /* NULL while unset, as they usually are: every session keeps a copy of
      * its socket's options, and ten thousand connections would otherwise
      * each carry two 256-byte ids. */
@@ -50,6 +53,10 @@ void zl_options_consume_connect_id(zl_options *o);
  * ENOTSUP when the option is not a generic one (the pattern may know it). */
 int zl_options_set(zl_options *o, int option, const void *val, size_t len);
 int zl_options_get(const zl_options *o, int option, void *val, size_t *len);
+
+/* CONFLATE set on a type libzmq applies it to (DEALER, PULL, PUSH, PUB,
+ * SUB); elsewhere it is accepted and has no effect, as in libzmq. */
+bool zl_options_conflates(const zl_options *o);
 
 /* Reads an int option value, checking its length. */
 int zl_option_int(const void *val, size_t len, int *out);

@@ -43,8 +43,11 @@ zl_socket *zl_session_socket(zl_session *s)
 static int create_pipe(zl_session *s, zl_pipe **socket_end)
 {
     zl_pipe *ours;
-    if (zl_pipe_pair(socket_end, &ours, s->options.sndhwm, s->options.rcvhwm) !=
-        0)
+    /* CONFLATE: one message deep each way, as libzmq's conflating pipes;
+     * inbound, the newest beyond it waits in the session (session_push). */
+    bool conflating = zl_options_conflates(&s->options);
+    if (zl_pipe_pair(socket_end, &ours, conflating ? 1 : s->options.sndhwm,
+                     conflating ? 1 : s->options.rcvhwm) != 0)
         return -1;
     zl_pipe_set_owner(*socket_end, &s->socket->mailbox, s->socket);
     zl_pipe_set_owner(ours, &s->base.thread->mailbox, s);
@@ -93,6 +96,13 @@ static void close_pipe(zl_session *s)
     s->pipe = NULL;
 }
 
+/* A connecting ROUTER learns its peer's name at the handshake, unless
+ * CONNECT_ROUTING_ID gave one. */
+static bool router_waits_for_id(const zl_options *o)
+{
+    return o->type == ZLINK_ROUTER && !o->connect_routing_id;
+}
+
 /* ---- called by the engine ---- */
 
 void zl_session_engine_ready(zl_session *s, const zl_blob *peer_routing_id)
@@ -138,6 +148,22 @@ int zl_session_pull(zl_session *s, zlink_msg_t *msg)
     return r;
 }
 
+/* The pipe is full. Under CONFLATE a single-part message replaces the one
+ * waiting, so the engine never stops reading and the application gets the
+ * newest. A multipart message is not conflated: libzmq leaves that
+ * undefined, and zlink delivers it whole, with backpressure as usual. */
+static bool conflate(zl_session *s, zlink_msg_t *msg)
+{
+    if (!zl_options_conflates(&s->options) || (zl_msg_flags(msg) & ZL_MSG_MORE))
+        return false;
+    if (s->has_conflated)
+        zlink_msg_close(&s->conflated);
+    zlink_msg_init(&s->conflated);
+    zlink_msg_move(&s->conflated, msg);
+    s->has_conflated = true;
+    return true;
+}
+
 bool zl_session_push(zl_session *s, zlink_msg_t *msg)
 {
     if (!s->pipe || s->pipe->terminated) {
@@ -147,10 +173,22 @@ bool zl_session_push(zl_session *s, zlink_msg_t *msg)
         return true;
     }
     if (!s->in_in_message && !zl_pipe_check_write(s->pipe))
-        return false;
+        return conflate(s, msg);
     s->in_in_message = (zl_msg_flags(msg) & ZL_MSG_MORE) != 0;
     zl_pipe_write(s->pipe, msg);
     return true;
+}
+
+/* The conflated message goes into the pipe once it has room. */
+static void flush_conflated(zl_session *s)
+{
+    if (!s->has_conflated || !s->pipe || s->pipe->terminated ||
+        !zl_pipe_check_write(s->pipe))
+        return;
+    zl_pipe_write(s->pipe, &s->conflated);
+    zl_pipe_flush(s->pipe);
+    zlink_msg_init(&s->conflated);
+    s->has_conflated = false;
 }
 
 void zl_session_flush(zl_session *s)
@@ -207,15 +245,16 @@ static void hiccup(zl_session *s)
 void zl_session_engine_error(zl_session *s, bool protocol)
 {
     s->engine = NULL;
-    zl_monitor_event(s->socket, ZLINK_EVENT_DISCONNECTED, 0, s->endpoint);
+    zl_monitor_event(s->socket, ZLINK_EVENT_DISCONNECTED, s->fd, s->endpoint);
     clean_partial_messages(s);
     if (s->terminating || !s->connect_side || protocol) {
         /* libzmq stops reconnecting after a protocol error. */
         end_on_own(s);
         return;
     }
-    /* IMMEDIATE and ROUTER pipes exist only while connected. */
-    if (s->options.immediate || s->options.type == ZLINK_ROUTER)
+    /* IMMEDIATE pipes, and ROUTER pipes named by the peer, exist only while
+     * connected. */
+    if (s->options.immediate || router_waits_for_id(&s->options))
         close_pipe(s);
     else
         hiccup(s);
@@ -256,6 +295,7 @@ static void set_buffer_sizes(zl_handle *h, const zl_options *options,
  * engine on it; on failure the handle is closed. */
 static bool start_engine_on(zl_session *s, zl_stream *stream)
 {
+    s->fd = (uint64_t)zl_handle_os_socket(stream->handle);
     s->engine = zl_engine_create(s, s->base.thread->loop, stream, &s->options);
     if (!s->engine) {
         zl_stream_close(stream);
@@ -279,23 +319,24 @@ static void on_connected(zl_op *op, int status, size_t bytes)
     zl_session *s = op->data;
     zl_handle *h = s->connecting;
     s->connecting = NULL;
-    if (status == ZL_ECANCELED || s->terminating) {
-        /* Terminating while connecting means destroy() closed h already:
+    if (status == ZL_ECANCELED || s->destroying) {
+        /* Destroyed while connecting means destroy() closed h already:
          * closing it twice freed it under this very completion. */
-        if (h && !s->terminating)
+        if (h && !s->destroying)
             zl_handle_close(h);
-        if (s->terminating && !s->engine)
+        if (s->destroying && !s->engine)
             destroy(s);
         return;
     }
+    uint64_t fd = (uint64_t)zl_handle_os_socket(h);
     if (status != 0) {
         zl_handle_close(h);
-        zl_monitor_event(s->socket, ZLINK_EVENT_CLOSED, 0, s->endpoint);
+        zl_monitor_event(s->socket, ZLINK_EVENT_CLOSED, fd, s->endpoint);
         schedule_reconnect(s);
         return;
     }
     set_buffer_sizes(h, &s->options, s->endpoint);
-    zl_monitor_event(s->socket, ZLINK_EVENT_CONNECTED, 0, s->endpoint);
+    zl_monitor_event(s->socket, ZLINK_EVENT_CONNECTED, fd, s->endpoint);
     if (!start_engine(s, h, true))
         schedule_reconnect(s);
 }
@@ -321,6 +362,7 @@ static void destroy(zl_session *s)
     zl_loop *loop = s->base.thread->loop;
     zl_timer_stop(loop, &s->reconnect_timer);
     zl_timer_stop(loop, &s->linger_timer);
+    s->destroying = true;
     if (s->connecting) {
         /* Its completion still refers to us: wait for it. */
         s->terminating = true;
@@ -332,6 +374,8 @@ static void destroy(zl_session *s)
         s->engine = NULL;
     }
     close_pipe(s);
+    if (s->has_conflated)
+        zlink_msg_close(&s->conflated);
     if (s->listener)
         zl_listener_child_gone(s->listener, s);
     atomic_fetch_sub(&s->base.thread->load, 1);
@@ -385,9 +429,19 @@ static void begin_termination(zl_session *s)
     if (s->terminating)
         return;
     s->terminating = true;
-    zl_timer_stop(s->base.thread->loop, &s->reconnect_timer);
     if (s->pipe && !s->pipe->terminated)
         zl_pipe_terminate(s->pipe); /* the socket answers with its own */
+    if (!s->engine && s->connect_side && s->pipe && s->options.linger != 0 &&
+        zl_pipe_readable_count(s->pipe) > 0) {
+        /* Not connected yet, with messages queued: as libzmq, keep trying
+         * to connect for LINGER ms; the engine then delivers them and
+         * reports the delimiter drained. */
+        if (s->options.linger > 0)
+            zl_timer_start(s->base.thread->loop, &s->linger_timer,
+                           (uint64_t)s->options.linger);
+        return;
+    }
+    zl_timer_stop(s->base.thread->loop, &s->reconnect_timer);
     if (!s->engine || s->options.linger == 0 || !s->pipe) {
         destroy(s);
         return;
@@ -427,6 +481,7 @@ static void session_pipe_command(zl_io_object *obj, const zl_cmd *cmd)
             zl_engine_restart_output(s->engine);
         break;
     case ZL_CMD_ACTIVATE_WRITE:
+        flush_conflated(s);
         if (s->engine)
             zl_engine_restart_input(s->engine);
         break;
@@ -492,10 +547,18 @@ zl_session *zl_session_create_connect(zl_socket *socket, zl_io_thread *thread,
     s->addr = *addr;
     /* Messages sent before the peer arrives queue in this pipe, unless
      * IMMEDIATE asks to queue only to connected peers. A ROUTER needs the
-     * peer's routing id first, so its pipe waits for the handshake. */
-    if (!socket->options.immediate && socket->options.type != ZLINK_ROUTER) {
+     * peer's routing id first, so its pipe waits for the handshake, unless
+     * CONNECT_ROUTING_ID names the peer already (libzmq queues then). */
+    if (!socket->options.immediate && !router_waits_for_id(&s->options)) {
         zl_pipe *socket_end;
+        const zl_blob *id = s->options.connect_routing_id;
         if (create_pipe(s, &socket_end) != 0) {
+            session_free_unstarted(s);
+            return NULL;
+        }
+        if (id && zl_pipe_set_routing_id(socket_end, id->data, id->len) != 0) {
+            zl_pipe_release(socket_end);
+            close_pipe(s);
             session_free_unstarted(s);
             return NULL;
         }

@@ -21,6 +21,7 @@ typedef struct zl_session {
 
     zl_pipe *pipe; /* our end; NULL until created */
     struct zl_engine *engine;
+    uint64_t fd; /* the engine's OS socket, for monitor values */
 
     /* Accepted connections belong to their listener. */
     struct zl_listener_object *listener;
@@ -36,9 +37,14 @@ typedef struct zl_session {
 
     zl_timer linger_timer;
     bool terminating;
+    bool destroying;     /* destroy() ran; only a pending connect holds us */
     bool pipe_closed;    /* read the socket's delimiter */
     bool out_in_message; /* the engine took a part with MORE set */
     bool in_in_message;  /* the engine wrote a part with MORE set */
+    /* CONFLATE: the newest message while the pipe (one message deep) is
+     * full; each newer one replaces it. */
+    bool has_conflated;
+    zlink_msg_t conflated;
     /* Sized to the endpoint: most are a few dozen bytes. */
     char endpoint[];
 } zl_session;

@@ -95,6 +95,23 @@ void *zlink_socket(void *ctx_handle, int type)
 
 /* ---- pipes ---- */
 
+/* PROBE_ROUTER: an empty message is the first a new peer gets, so that a
+ * ROUTER there learns of us before we send anything (libzmq's DEALER,
+ * ROUTER and REQ do this at attach). */
+static void probe_router(zl_socket *s, zl_pipe *p)
+{
+    if (!s->options.probe_router ||
+        (s->options.type != ZLINK_DEALER && s->options.type != ZLINK_ROUTER &&
+         s->options.type != ZLINK_REQ))
+        return;
+    zlink_msg_t probe;
+    zlink_msg_init(&probe);
+    if (zl_pipe_write(p, &probe))
+        zl_pipe_flush(p);
+    else
+        zlink_msg_close(&probe);
+}
+
 void zl_socket_attach_pipe(zl_socket *s, zl_pipe *p, bool locally_initiated)
 {
     if (s->pipe_count == s->pipe_capacity) {
@@ -110,6 +127,7 @@ void zl_socket_attach_pipe(zl_socket *s, zl_pipe *p, bool locally_initiated)
     }
     p->owner_index = s->pipe_count;
     s->pipes[s->pipe_count++] = p;
+    probe_router(s, p);
     s->ops->attach_pipe(s, p, locally_initiated);
 }
 
@@ -850,7 +868,8 @@ int zlink_bind(void *handle, const char *endpoint)
     }
     add_endpoint(s, endpoint, resolved, (zl_io_object *)listener, NULL);
     s->endpoints[s->endpoint_count - 1].bound = true;
-    zl_monitor_event(s, ZLINK_EVENT_LISTENING, 0, resolved);
+    zl_monitor_event(s, ZLINK_EVENT_LISTENING, zl_listener_object_fd(listener),
+                     resolved);
     plug((zl_io_object *)listener);
     return 0;
 }

@@ -64,6 +64,11 @@ int zl_listener_local_addr(zl_listener *l, zl_addr *out)
     return 0;
 }
 
+zl_os_socket zl_listener_os_socket(const zl_listener *l)
+{
+    return l->io.fd;
+}
+
 static void finish_accept(zl_listener *l, int status)
 {
     zl_op *op = l->accept_op;

@@ -3,6 +3,7 @@
  * cancelling and closing. */
 #include "iocp.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -157,4 +158,19 @@ int zl_handle_peer_addr(zl_handle *h, zl_addr *out)
         return zl_iocp_errno_from_wsa(WSAGetLastError());
     out->len = len;
     return 0;
+}
+
+/* Winsock has no peer credentials for AF_UNIX. */
+int zl_handle_peer_cred(zl_handle *h, unsigned *uid, unsigned *gid, int *pid)
+{
+    (void)h;
+    (void)uid;
+    (void)gid;
+    (void)pid;
+    return -ENOTSUP;
+}
+
+zl_os_socket zl_handle_os_socket(const zl_handle *h)
+{
+    return h->socket;
 }

@@ -89,6 +89,11 @@ int zl_listener_local_addr(zl_listener *l, zl_addr *out)
     return 0;
 }
 
+zl_os_socket zl_listener_os_socket(const zl_listener *l)
+{
+    return l->socket;
+}
+
 static void post_accept(zl_listener *l, zl_op *op)
 {
     int err = 0;

@@ -94,6 +94,15 @@ void zl_dist_match(zl_dist *d, zl_pipe *p)
     swap_pipes(d, i, d->matching++);
 }
 
+void zl_dist_reverse_match(zl_dist *d)
+{
+    /* The eligible pipes past the matching ones move to the front. */
+    size_t previous = d->matching;
+    d->matching = 0;
+    for (size_t i = previous; i < d->eligible; i++)
+        swap_pipes(d, i, d->matching++);
+}
+
 void zl_dist_unmatch(zl_dist *d)
 {
     d->matching = 0;

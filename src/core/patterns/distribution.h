@@ -40,6 +40,9 @@ void zl_dist_activate(zl_dist *d, zl_pipe *p);
  * room count. */
 void zl_dist_match(zl_dist *d, zl_pipe *p);
 void zl_dist_unmatch(zl_dist *d);
+/* The pipes with room that were not matched become the matching ones
+ * (INVERT_MATCHING), as libzmq's dist_t::reverse_match. */
+void zl_dist_reverse_match(zl_dist *d);
 
 /* Sends one part to every matching pipe. A pipe without room for a new
  * message loses that message whole and leaves the eligible pipes until

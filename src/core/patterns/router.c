@@ -276,15 +276,38 @@ static int assign_auto_id(router_state *r, zl_pipe *p)
     return zl_pipe_set_routing_id(p, id, sizeof id);
 }
 
+/* The id's current holder gives it up: it is no longer routed to, and is
+ * disconnected unless it is already going. Its queued messages are still
+ * read, up to its delimiter. */
+static void give_up_id(router_state *r, zl_pipe *holder)
+{
+    if (holder == r->current_out) {
+        zl_pipe_rollback(holder);
+        r->current_out = NULL;
+    }
+    remove_route(r, holder);
+    if (!holder->terminated)
+        zl_pipe_terminate(holder);
+}
+
 static void router_attach_pipe(zl_socket *s, zl_pipe *p, bool locally_initiated)
 {
     router_state *r = state_of(s);
-    /* A second peer announcing an id in use gets a generated one, so
-     * that it is reachable and the first keeps its own. */
     size_t len;
     const uint8_t *id = zl_pipe_routing_id(p, &len);
-    bool named = len > 0 && table_find(&r->table, id, len) == NULL;
-    if ((named || assign_auto_id(r, p) == 0) &&
+    zl_pipe *holder = len > 0 ? table_find(&r->table, id, len) : NULL;
+    if (holder) {
+        /* A peer reconnecting before its old pipe's delimiter was read
+         * takes its id back; otherwise the newcomer takes it only under
+         * ROUTER_HANDOVER. Without it libzmq 4.3 ignores the newcomer:
+         * nothing of it is delivered and nothing can reach it. */
+        if (!holder->terminated && !r->handover) {
+            zl_discard_input(p);
+            return;
+        }
+        give_up_id(r, holder);
+    }
+    if ((len > 0 || assign_auto_id(r, p) == 0) &&
         table_insert(&r->table, p) == 0) {
         if (zl_fair_queue_attach(&r->in, p) == 0) {
             if (zl_load_balance_attach(&r->with_room, p) == 0)
@@ -483,6 +506,25 @@ static bool router_has_out(zl_socket *s)
            zl_load_balance_has_out(&state_of(s)->with_room);
 }
 
+static int router_setsockopt(zl_socket *s, int option, const void *val,
+                             size_t len)
+{
+    if (option != ZLINK_ROUTER_HANDOVER) {
+        errno = EINVAL;
+        return -1;
+    }
+    int v;
+    if (zl_option_int(val, len, &v) != 0)
+        return -1;
+    /* libzmq takes any value >= 0 here (non-zero: on). */
+    if (v < 0) {
+        errno = EINVAL;
+        return -1;
+    }
+    state_of(s)->handover = v != 0;
+    return 0;
+}
+
 const zl_pattern_ops zl_router_ops = {
     .type = ZLINK_ROUTER,
     .state_size = sizeof(router_state),
@@ -496,6 +538,6 @@ const zl_pattern_ops zl_router_ops = {
     .recv = router_recv,
     .has_in = router_has_in,
     .has_out = router_has_out,
-    .setsockopt = NULL,
+    .setsockopt = router_setsockopt,
     .getsockopt = NULL,
 };

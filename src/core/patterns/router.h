@@ -33,6 +33,7 @@ typedef struct router_state {
     zl_load_balance with_room;
     routing_table table;
     uint32_t next_auto_id;
+    bool handover; /* ZLINK_ROUTER_HANDOVER */
 
     /* Sending: the id frame chose current_out, or NULL to drop. */
     bool more_out;

@@ -289,6 +289,8 @@ int zl_xpub_send(zl_socket *s, zlink_msg_t *msg)
         zl_dist_unmatch(&x->dist);
         zl_mtrie_match(&x->subscriptions, zlink_msg_data(msg),
                        zlink_msg_size(msg), mark_matching, &x->dist);
+        if (s->options.invert_matching)
+            zl_dist_reverse_match(&x->dist);
     }
     if (!x->lossy && !zl_dist_check_hwm(&x->dist)) {
         errno = EAGAIN;

@@ -227,8 +227,12 @@ void zl_xsub_hiccuped(zl_socket *s, zl_pipe *p)
 
 static bool wanted(zl_xsub *x, zlink_msg_t *msg)
 {
-    return !x->filter || zl_trie_check(&x->subscriptions, zlink_msg_data(msg),
-                                       zlink_msg_size(msg));
+    if (!x->filter)
+        return true;
+    bool match = zl_trie_check(&x->subscriptions, zlink_msg_data(msg),
+                               zlink_msg_size(msg));
+    /* INVERT_MATCHING: what matches no subscription, as libzmq's SUB. */
+    return match != x->invert;
 }
 
 /* Drops the rest of a message whose first part the filter refused. The
@@ -246,6 +250,7 @@ static void skip_rest(zl_xsub *x, zl_socket *s, zlink_msg_t *part)
 int zl_xsub_recv(zl_socket *s, zlink_msg_t *msg)
 {
     zl_xsub *x = state_of(s);
+    x->invert = s->options.invert_matching;
     if (x->has_message) {
         zlink_msg_move(msg, &x->message);
         x->has_message = false;
@@ -267,6 +272,7 @@ int zl_xsub_recv(zl_socket *s, zlink_msg_t *msg)
 bool zl_xsub_has_in(zl_socket *s)
 {
     zl_xsub *x = state_of(s);
+    x->invert = s->options.invert_matching;
     if (x->more_recv || x->has_message)
         return true;
     for (;;) {

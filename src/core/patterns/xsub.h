@@ -21,6 +21,7 @@ typedef struct zl_xsub {
     zl_dist out;
     zl_trie subscriptions;
     bool filter;    /* SUB: only messages that match reach the application */
+    bool invert;    /* INVERT_MATCHING, taken from the options per receive */
     bool more_send; /* the application is inside a message it sends */
     bool more_recv; /* … or one it receives */
     /* has_in reads ahead to skip what the filter drops. */

@@ -20,6 +20,7 @@ struct zl_listener_object {
     zl_socket *socket;
     zl_options options;
     zl_listener *listener; /* NULL for a routed one */
+    uint64_t fd;           /* its OS socket, for monitor values */
     zl_op accept_op;
     /* A routed listener (ws paths) gets its connections from a shared
      * port, and asks it to forget us on term; the port calls
@@ -33,15 +34,29 @@ struct zl_listener_object {
     int linger;
     char endpoint[300];
     char ipc_path[sizeof(((struct sockaddr_un *)0)->sun_path) + 1];
+    uint64_t ipc_inode; /* of the socket file our bind made; 0: unknown */
     char ipc_tmpdir[300];
     zl_session **children;
     size_t child_count, child_capacity;
 };
 
+static uint64_t ipc_inode(const char *path)
+{
+    uv_fs_t req;
+    uint64_t inode = 0;
+    if (uv_fs_stat(NULL, &req, path, NULL) == 0)
+        inode = req.statbuf.st_ino;
+    uv_fs_req_cleanup(&req);
+    return inode;
+}
+
 static void remove_ipc_files(zl_listener_object *l)
 {
     uv_fs_t req;
-    if (l->ipc_path[0]) {
+    /* Only our own socket file: a socket that bound the same path since
+     * (unbind, then bind again while this closed) owns a new one. */
+    if (l->ipc_path[0] &&
+        (l->ipc_inode == 0 || ipc_inode(l->ipc_path) == l->ipc_inode)) {
         uv_fs_unlink(NULL, &req, l->ipc_path, NULL);
         uv_fs_req_cleanup(&req);
     }
@@ -53,7 +68,7 @@ static void remove_ipc_files(zl_listener_object *l)
 
 static void destroy(zl_listener_object *l)
 {
-    zl_monitor_event(l->socket, ZLINK_EVENT_CLOSED, 0, l->endpoint);
+    zl_monitor_event(l->socket, ZLINK_EVENT_CLOSED, l->fd, l->endpoint);
     remove_ipc_files(l);
     for (size_t i = 0; i < l->child_count; i++) {
         /* Cleared first, so the child does not call back into us. */
@@ -123,7 +138,9 @@ static void on_accept(zl_op *op, int status, size_t bytes)
         zl_accept_backoff_after(&l->backoff, l->base.thread->loop, 0);
         char peer[300];
         snprintf(peer, sizeof peer, "%s", l->endpoint);
-        zl_monitor_event(l->socket, ZLINK_EVENT_ACCEPTED, 0, l->endpoint);
+        zl_monitor_event(l->socket, ZLINK_EVENT_ACCEPTED,
+                         (uint64_t)zl_handle_os_socket(op->accepted),
+                         l->endpoint);
         zl_session *s = zl_session_create_accepted(
             l->socket, l->base.thread, &l->options, op->accepted, peer);
         if (s)
@@ -174,7 +191,9 @@ void zl_listener_object_adopt(zl_listener_object *l, zl_stream *stream)
         zl_stream_close(stream);
         return;
     }
-    zl_monitor_event(l->socket, ZLINK_EVENT_ACCEPTED, 0, l->endpoint);
+    zl_monitor_event(l->socket, ZLINK_EVENT_ACCEPTED,
+                     (uint64_t)zl_handle_os_socket(stream->handle),
+                     l->endpoint);
     zl_session *s = zl_session_create_accepted_stream(
         l->socket, l->base.thread, &l->options, stream, l->endpoint);
     if (s)
@@ -189,6 +208,11 @@ const zl_options *zl_listener_object_options(const zl_listener_object *l)
 struct zl_socket *zl_listener_object_socket(const zl_listener_object *l)
 {
     return l->socket;
+}
+
+uint64_t zl_listener_object_fd(const zl_listener_object *l)
+{
+    return l->fd;
 }
 
 const char *zl_listener_object_endpoint(const zl_listener_object *l)
@@ -256,6 +280,9 @@ int zl_listener_object_create(zl_socket *socket, zl_io_thread *thread,
         errno = -rc;
         return -1;
     }
+    l->fd = (uint64_t)zl_listener_os_socket(l->listener);
+    if (l->ipc_path[0])
+        l->ipc_inode = ipc_inode(l->ipc_path);
     zl_addr bound;
     if (zl_listener_local_addr(l->listener, &bound) != 0)
         bound = *addr;

@@ -40,5 +40,8 @@ void zl_listener_object_adopt(zl_listener_object *l, struct zl_stream *stream);
 const zl_options *zl_listener_object_options(const zl_listener_object *l);
 struct zl_socket *zl_listener_object_socket(const zl_listener_object *l);
 const char *zl_listener_object_endpoint(const zl_listener_object *l);
+/* The listening OS socket, as libzmq's LISTENING and CLOSED values (0 for
+ * a routed one: the port's socket is shared). */
+uint64_t zl_listener_object_fd(const zl_listener_object *l);
 
 #endif
