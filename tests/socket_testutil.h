@@ -195,7 +195,7 @@ static inline bool zt_join(void *binder, void *connecter, int t, char *ep,
 /* ---- messages whose every byte is checked ---- */
 
 /* Body sizes around the inline bodies a short copy carries (24, msg.h),
- * the inline limit (112), the bound from which the engine copies bodies
+ * the inline limit (104), the bound from which the engine copies bodies
  * with memcpy (128), the one-byte frame length (255),
  * a pool class edge (1024 + 64 - the 48-byte header), the zero-copy
  * threshold (8 KiB), the engine's read buffer (32 KiB), and large bodies
@@ -207,8 +207,8 @@ static inline const size_t *zt_sizes(size_t *count)
                                    24,
                                    25,
                                    48,
-                                   112,
-                                   113,
+                                   104,
+                                   105,
                                    127,
                                    128,
                                    255,
