@@ -1,7 +1,6 @@
-/* ws_stream.c — the WebSocket filter: the upgrade, then ZMTP frames to and
- * from binary WebSocket messages. wslay parses the incoming frames; the
- * few bytes of an outgoing frame header are written here, so that a frame
- * is masked (as a client must) in the same pass that copies it. */
+/* ws_stream.c — the WebSocket filter: drives the upgrade, then moves
+ * bytes between the engine, the frame decoder and encoder, and the lower
+ * stream (ws_decoder.c, ws_encoder.c). */
 #include "ws_stream.h"
 
 #include <errno.h>
@@ -9,8 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <uv.h>
-#include <wslay/wslay.h>
 
+#include "ws_decoder.h"
+#include "ws_encoder.h"
 #include "zlink.h"
 #include "zmtp/zmtp.h"
 
@@ -19,11 +19,6 @@
 #define RAW_CAP (64 * 1024)
 /* One write to the lower stream: framed, masked output. */
 #define WIRE_CAP (64 * 1024)
-/* A data frame header: 2 bytes, an 8-byte length, a 4-byte mask key. */
-#define WS_HEADER_MAX 14
-#define CONTROL_MAX 125
-/* A control frame at its largest, header included. */
-#define CONTROL_FRAME_MAX (2 + 4 + CONTROL_MAX)
 
 typedef enum phase {
     PHASE_UPGRADE,   /* the HTTP exchange */
@@ -32,13 +27,6 @@ typedef enum phase {
     PHASE_OPEN,      /* frames */
     PHASE_FAILED
 } phase;
-
-/* Where the ZMTP bytes the engine writes are, frame by frame. */
-typedef enum out_state {
-    OUT_ZMTP_HEADER, /* collecting a ZMTP frame's flags and size */
-    OUT_WS_HEADER,   /* the WebSocket header for it is due */
-    OUT_BODY         /* copying the frame's body */
-} out_state;
 
 typedef struct ws_stream {
     zl_stream base; /* first: the engine sees a zl_stream */
@@ -51,7 +39,6 @@ typedef struct ws_stream {
     int depth; /* callbacks of ours on the stack: no freeing under them */
     phase phase;
     zl_framing framing;
-    int64_t max_msg_size;
     int failure_event;
 
     /* The upgrade. */
@@ -69,63 +56,26 @@ typedef struct ws_stream {
     bool lower_read_pending, lower_write_pending, lower_read_probe;
     bool lower_readable; /* a probe said so: the next read is a real one */
     int lower_status;    /* ZL_EOF or an error once the lower stream ended */
-    uint8_t *raw;        /* read from lower, not yet parsed; NULL when idle */
-    size_t raw_pos, raw_end;
-    uint8_t *wire; /* framed output being written; NULL when idle */
+    zl_ws_input in;      /* read from lower, not yet parsed */
+    uint8_t *wire;       /* framed output being written; NULL when idle */
     size_t wire_len;
     zl_iovec wire_iov; /* a write's iovecs stay alive until it completes */
 
-    /* Input: wslay's frames to the engine's ZMTP bytes. */
-    wslay_frame_context_ptr wslay;
-    bool in_frame;      /* inside a frame's payload */
-    uint8_t frame_op;   /* its opcode */
-    bool frame_fin;     /* it ends its message */
-    uint64_t frame_len; /* its payload length */
-    uint64_t frame_left;
-    bool msg_active;     /* a data message has begun and not ended */
-    bool msg_fragmented; /* it spans frames: reassembled first */
-    bool msg_started;    /* its flags byte is behind us */
-    uint8_t *assembly;   /* a fragmented message, flags byte first */
-    size_t assembly_len, assembly_cap;
-    bool assembly_handed; /* the body points into assembly */
-    uint8_t control[CONTROL_MAX];
-    size_t control_len;
-    bool protocol_error;
-    bool close_received;
-    /* What the engine is owed next: a ZMTP header, then body bytes. */
-    uint8_t hdr[ZL_FRAME_HEADER_MAX];
-    size_t hdr_pos, hdr_len;
-    const uint8_t *body;
-    size_t body_len;
-
-    /* The engine's read. */
-    zl_op *read_op;
-    zl_iovec read_iov[ZL_READ_IOV_MAX];
-    int read_count;
-    size_t read_total, read_done;
-    int read_iov_index;
-    size_t read_iov_offset;
-
-    /* The engine's write. */
-    zl_op *write_op;
-    const zl_iovec *write_iov;
-    int write_count, write_index;
-    size_t write_offset, write_total;
-    out_state out;
-    uint8_t out_hdr[ZL_FRAME_HEADER_MAX];
-    size_t out_hdr_have;
-    uint64_t out_left;
-    uint8_t mask_key[4];
-    size_t mask_pos;
-    uint64_t rng;
+    zl_ws_decoder dec;
+    zl_op *read_op; /* the engine's read */
+    zl_ws_read read;
+    zl_ws_encoder enc;
+    zl_op *write_op; /* the engine's write */
+    zl_ws_write write;
 
     /* Control frames we owe the peer. */
     bool pong_due;
-    uint8_t pong[CONTROL_MAX];
+    uint8_t pong[ZL_WS_CONTROL_MAX];
     size_t pong_len;
     bool close_due;
     bool close_queued; /* in the wire being written */
     bool close_sent;   /* on the wire */
+    bool close_taken;  /* the decoder's close is answered or moot */
     uint8_t close_code[2];
 } ws_stream;
 
@@ -160,11 +110,9 @@ static void destroy(ws_stream *f)
 {
     zl_stream_deferred_stop(&f->deferred);
     zl_timer_stop(f->loop, &f->free_timer);
-    if (f->wslay)
-        wslay_frame_context_free(f->wslay);
-    free(f->raw);
+    zl_ws_decoder_free(&f->dec);
+    free(f->in.buf);
     free(f->wire);
-    free(f->assembly);
     free(f);
 }
 
@@ -188,28 +136,13 @@ static void on_free_timer(zl_timer *t)
     maybe_free(t->data);
 }
 
-/* ---- random numbers for keys and masks ---- */
-
-/* Mask keys only have to be unpredictable to the scripts of a browser
- * page (RFC 6455 §10.3); a per-connection xorshift seeded from the OS is
- * that, without a syscall per frame. */
-static uint32_t next_random(ws_stream *f)
-{
-    uint64_t x = f->rng;
-    x ^= x << 13;
-    x ^= x >> 7;
-    x ^= x << 17;
-    f->rng = x;
-    return (uint32_t)(x >> 16);
-}
-
 /* ---- the lower stream ---- */
 
 static bool ensure_raw(ws_stream *f)
 {
-    if (!f->raw)
-        f->raw = malloc(RAW_CAP);
-    return f->raw != NULL;
+    if (!f->in.buf)
+        f->in.buf = malloc(RAW_CAP);
+    return f->in.buf != NULL;
 }
 
 static bool ensure_wire(ws_stream *f)
@@ -233,7 +166,7 @@ static void on_lower_read(zl_op *op, int status, size_t bytes)
         else if (!probe && bytes == 0)
             f->lower_status = ZL_EOF;
         else
-            f->raw_end += bytes;
+            f->in.end += bytes;
         if (f->phase == PHASE_UPGRADE)
             upgrade_progress(f);
         else if (f->phase == PHASE_OPEN)
@@ -243,36 +176,36 @@ static void on_lower_read(zl_op *op, int status, size_t bytes)
     maybe_free(f);
 }
 
-/* Reads from the lower stream into raw; a probe when raw is empty and the
+/* Reads from the lower stream into in; a probe when it is empty and the
  * engine only probes too, so an idle connection holds no buffer. */
 static void lower_read(ws_stream *f)
 {
     if (f->lower_read_pending || f->closing || f->lower_status)
         return;
-    if (f->raw_pos == f->raw_end) {
-        f->raw_pos = f->raw_end = 0;
-        if (f->phase == PHASE_OPEN && f->read_op && f->read_total == 0 &&
+    if (f->in.pos == f->in.end) {
+        f->in.pos = f->in.end = 0;
+        if (f->phase == PHASE_OPEN && f->read_op && f->read.total == 0 &&
             !f->lower_readable) {
-            free(f->raw);
-            f->raw = NULL;
+            free(f->in.buf);
+            f->in.buf = NULL;
             f->lower_read_pending = f->lower_read_probe = true;
-            zl_iovec none = {f->control, 0};
+            zl_iovec none = {f->pong, 0};
             zl_stream_readv(f->lower, &f->lower_read_op, &none, 1);
             return;
         }
-    } else if (f->raw_pos > 0) {
-        memmove(f->raw, f->raw + f->raw_pos, f->raw_end - f->raw_pos);
-        f->raw_end -= f->raw_pos;
-        f->raw_pos = 0;
+    } else if (f->in.pos > 0) {
+        memmove(f->in.buf, f->in.buf + f->in.pos, f->in.end - f->in.pos);
+        f->in.end -= f->in.pos;
+        f->in.pos = 0;
     }
     if (!ensure_raw(f)) {
         f->lower_status = -ENOMEM;
         return;
     }
-    if (f->raw_end == RAW_CAP)
+    if (f->in.end == RAW_CAP)
         return; /* full: it is parsed before more is read */
     f->lower_read_pending = true;
-    zl_iovec iov = {f->raw + f->raw_end, RAW_CAP - f->raw_end};
+    zl_iovec iov = {f->in.buf + f->in.end, RAW_CAP - f->in.end};
     zl_stream_readv(f->lower, &f->lower_read_op, &iov, 1);
 }
 
@@ -316,7 +249,7 @@ static void refuse(ws_stream *f, int status)
 static void server_upgrade(ws_stream *f)
 {
     zl_ws_request request;
-    int r = zl_ws_request_parse(f->raw + f->raw_pos, f->raw_end - f->raw_pos,
+    int r = zl_ws_request_parse(f->in.buf + f->in.pos, f->in.end - f->in.pos,
                                 &request);
     if (r == 0) {
         if (f->lower_status)
@@ -329,7 +262,7 @@ static void server_upgrade(ws_stream *f)
         refuse(f, -r);
         return;
     }
-    f->raw_pos += (size_t)r;
+    f->in.pos += (size_t)r;
     int status = f->route ? f->route(f->route_arg, &f->base, &request) : 404;
     if (status != 0) {
         refuse(f, status);
@@ -346,7 +279,7 @@ static void server_upgrade(ws_stream *f)
 
 static void client_upgrade(ws_stream *f)
 {
-    int r = zl_ws_response_parse(f->raw + f->raw_pos, f->raw_end - f->raw_pos,
+    int r = zl_ws_response_parse(f->in.buf + f->in.pos, f->in.end - f->in.pos,
                                  f->key, &f->framing);
     if (r == 0) {
         if (f->lower_status)
@@ -359,8 +292,8 @@ static void client_upgrade(ws_stream *f)
         fail_handshake(f, true);
         return;
     }
-    /* Frames the server sent right behind its answer stay in raw. */
-    f->raw_pos += (size_t)r;
+    /* Frames the server sent right behind its answer stay in in. */
+    f->in.pos += (size_t)r;
     f->phase = PHASE_OPEN;
     complete(f, &f->handshake_op, 0, 0, true);
 }
@@ -413,250 +346,23 @@ static void on_lower_write(zl_op *op, int status, size_t bytes)
 
 /* ---- input: frames to ZMTP bytes ---- */
 
-static ssize_t on_wslay_recv(uint8_t *buf, size_t len, int flags, void *arg)
+/* Takes over what the decoder collected for us to answer: the latest
+ * ping's pong, and a close, echoed unless ours is already going. */
+static void take_controls(ws_stream *f)
 {
-    (void)flags;
-    ws_stream *f = arg;
-    size_t avail = f->raw_end - f->raw_pos;
-    size_t n = avail < len ? avail : len;
-    if (n == 0)
-        return 0; /* wslay: want read */
-    memcpy(buf, f->raw + f->raw_pos, n);
-    f->raw_pos += n;
-    return (ssize_t)n;
-}
-
-static ssize_t on_wslay_send(const uint8_t *data, size_t len, int flags,
-                             void *arg)
-{
-    (void)data;
-    (void)len;
-    (void)flags;
-    (void)arg;
-    return -1; /* frames are written by write_ws_header */
-}
-
-static int on_wslay_genmask(uint8_t *buf, size_t len, void *arg)
-{
-    (void)buf;
-    (void)len;
-    (void)arg;
-    return -1;
-}
-
-static bool protocol_fail(ws_stream *f)
-{
-    f->protocol_error = true;
-    f->failure_event = ZLINK_EVENT_HANDSHAKE_FAILED_PROTOCOL;
-    return false;
-}
-
-/* The ZMTP header for a message of size bytes after its flags byte. */
-static void set_zmtp_header(ws_stream *f, uint8_t ws_flags, uint64_t size)
-{
-    uint8_t flags = 0;
-    if (ws_flags & ZL_WS_FLAG_MORE)
-        flags |= ZL_FRAME_MORE;
-    if (ws_flags & (ZL_WS_FLAG_COMMAND | ZL_WS_FLAG_ZMTP_COMMAND))
-        flags |= ZL_FRAME_COMMAND;
-    f->hdr_len = zl_frame_header_encode(f->hdr, flags, size);
-    f->hdr_pos = 0;
-}
-
-static bool too_large(const ws_stream *f, uint64_t payload)
-{
-    /* The payload is the flags byte and the body MAXMSGSIZE limits. */
-    return f->max_msg_size >= 0 && payload > (uint64_t)f->max_msg_size + 1;
-}
-
-/* A new frame's header, as wslay reports it with its first bytes. */
-static bool frame_begins(ws_stream *f, const struct wslay_frame_iocb *io)
-{
-    if (io->rsv != 0 || io->mask != (f->client ? 0 : 1))
-        return protocol_fail(f);
-    f->in_frame = true;
-    f->frame_op = io->opcode;
-    f->frame_fin = io->fin;
-    f->frame_len = io->payload_length;
-    f->frame_left = io->payload_length;
-    switch (io->opcode) {
-    case WSLAY_BINARY_FRAME:
-        if (f->msg_active)
-            return protocol_fail(f); /* a message inside a message */
-        if (io->payload_length == 0 || too_large(f, io->payload_length))
-            return protocol_fail(f);
-        f->msg_active = true;
-        f->msg_fragmented = !io->fin;
-        f->msg_started = false;
-        return true;
-    case WSLAY_CONTINUATION_FRAME:
-        if (!f->msg_active || !f->msg_fragmented ||
-            too_large(f, f->assembly_len + io->payload_length))
-            return protocol_fail(f);
-        return true;
-    case WSLAY_CONNECTION_CLOSE:
-    case WSLAY_PING:
-    case WSLAY_PONG:
-        f->control_len = 0;
-        return true;
-    default: /* text, reserved opcodes */
-        return protocol_fail(f);
-    }
-}
-
-static bool assemble(ws_stream *f, const uint8_t *data, size_t len)
-{
-    if (f->assembly_len + len > f->assembly_cap) {
-        /* Grown as the bytes arrive, never on the strength of a length. */
-        size_t cap = f->assembly_cap ? f->assembly_cap : 4096;
-        while (cap < f->assembly_len + len)
-            cap *= 2;
-        uint8_t *grown = realloc(f->assembly, cap);
-        if (!grown)
-            return protocol_fail(f);
-        f->assembly = grown;
-        f->assembly_cap = cap;
-    }
-    memcpy(f->assembly + f->assembly_len, data, len);
-    f->assembly_len += len;
-    return true;
-}
-
-static void on_control(ws_stream *f)
-{
-    switch (f->frame_op) {
-    case WSLAY_PING:
-        /* Only the latest ping needs its pong (RFC 6455 §5.5.3). */
-        memcpy(f->pong, f->control, f->control_len);
-        f->pong_len = f->control_len;
+    zl_ws_decoder *d = &f->dec;
+    if (d->ping_due) {
+        memcpy(f->pong, d->ping, d->ping_len);
+        f->pong_len = d->ping_len;
         f->pong_due = true;
-        break;
-    case WSLAY_CONNECTION_CLOSE:
-        f->close_received = true;
+        d->ping_due = false;
+    }
+    if (d->close_received && !f->close_taken) {
+        f->close_taken = true;
         if (!f->close_queued) {
             f->close_due = true;
-            /* Echo the status code, as RFC 6455 §5.5.1 suggests. */
-            f->close_code[0] = f->control_len >= 2 ? f->control[0] : 0x03;
-            f->close_code[1] = f->control_len >= 2 ? f->control[1] : 0xe8;
+            memcpy(f->close_code, d->close_code, 2);
         }
-        break;
-    default: /* a pong: nothing to do */
-        break;
-    }
-}
-
-/* Takes one piece of a frame from wslay. false when nothing more can be
- * taken now: input is short, the connection closes, or it failed. */
-static bool decode_one(ws_stream *f)
-{
-    if (f->protocol_error || f->close_received)
-        return false;
-    struct wslay_frame_iocb io;
-    memset(&io, 0, sizeof io);
-    ssize_t r = wslay_frame_recv(f->wslay, &io);
-    if (r == WSLAY_ERR_WANT_READ)
-        return false;
-    if (r < 0)
-        return protocol_fail(f); /* a 2^63 length, a long control frame */
-    if (!f->in_frame && !frame_begins(f, &io))
-        return false;
-    f->frame_left -= io.data_length;
-    bool frame_end = f->frame_left == 0;
-    if (frame_end)
-        f->in_frame = false;
-    bool message_end = frame_end && f->frame_fin;
-    const uint8_t *data = io.data;
-    size_t len = io.data_length;
-    if (wslay_is_ctrl_frame(f->frame_op)) {
-        memcpy(f->control + f->control_len, data, len);
-        f->control_len += len;
-        if (frame_end)
-            on_control(f); /* answered by serve_read's pump_write */
-        return true;
-    }
-    if (f->msg_fragmented) {
-        if (!assemble(f, data, len))
-            return false;
-        if (!message_end)
-            return true;
-        if (f->assembly_len == 0)
-            return protocol_fail(f);
-        set_zmtp_header(f, f->assembly[0], f->assembly_len - 1);
-        f->body = f->assembly + 1;
-        f->body_len = f->assembly_len - 1;
-        f->assembly_handed = true;
-        f->msg_active = false;
-        return true;
-    }
-    if (!f->msg_started && len > 0) {
-        set_zmtp_header(f, data[0], f->frame_len - 1);
-        f->msg_started = true;
-        data++;
-        len--;
-    }
-    f->body = data;
-    f->body_len = len;
-    if (message_end)
-        f->msg_active = false;
-    return true;
-}
-
-static bool engine_owed(const ws_stream *f)
-{
-    return f->hdr_pos < f->hdr_len || f->body_len > 0;
-}
-
-/* Copies into the engine's read iovecs. */
-static void put(ws_stream *f, const uint8_t **src, size_t *len)
-{
-    while (*len > 0 && f->read_iov_index < f->read_count) {
-        zl_iovec *iov = &f->read_iov[f->read_iov_index];
-        size_t room = iov->len - f->read_iov_offset;
-        size_t n = *len < room ? *len : room;
-        memcpy((uint8_t *)iov->base + f->read_iov_offset, *src, n);
-        f->read_iov_offset += n;
-        f->read_done += n;
-        *src += n;
-        *len -= n;
-        if (f->read_iov_offset == iov->len) {
-            f->read_iov_index++;
-            f->read_iov_offset = 0;
-        }
-    }
-}
-
-/* Hands the engine what is owed, decoding more frames while its read has
- * room; for a probe, decodes until something is owed. */
-static void fill(ws_stream *f)
-{
-    for (;;) {
-        if (f->read_total == 0) {
-            if (engine_owed(f) || !decode_one(f))
-                return;
-            continue;
-        }
-        if (f->read_done == f->read_total)
-            return;
-        if (f->hdr_pos < f->hdr_len) {
-            const uint8_t *src = f->hdr + f->hdr_pos;
-            size_t len = f->hdr_len - f->hdr_pos;
-            put(f, &src, &len);
-            f->hdr_pos = f->hdr_len - len;
-            continue;
-        }
-        if (f->body_len > 0) {
-            put(f, &f->body, &f->body_len);
-            continue;
-        }
-        if (f->assembly_handed) {
-            /* The reassembled message is out: its memory goes too. */
-            free(f->assembly);
-            f->assembly = NULL;
-            f->assembly_len = f->assembly_cap = 0;
-            f->assembly_handed = false;
-        }
-        if (!decode_one(f))
-            return;
     }
 }
 
@@ -666,21 +372,23 @@ static void serve_read(ws_stream *f, bool from_loop)
 {
     if (!f->read_op)
         return;
-    fill(f);
+    zl_ws_decoder_fill(&f->dec, &f->read);
+    take_controls(f);
     if (f->pong_due || f->close_due) {
         pump_write(f, from_loop);
         if (f->closing)
             return;
     }
-    if (f->protocol_error) {
+    if (f->dec.protocol_error) {
         complete(f, &f->read_op, -EPROTO, 0, from_loop);
         return;
     }
-    if (f->read_done > 0 || (f->read_total == 0 && engine_owed(f))) {
-        complete(f, &f->read_op, 0, f->read_done, from_loop);
+    if (f->read.done > 0 ||
+        (f->read.total == 0 && zl_ws_decoder_owed(&f->dec))) {
+        complete(f, &f->read_op, 0, f->read.done, from_loop);
         return;
     }
-    if (f->close_received) {
+    if (f->dec.close_received) {
         /* Once our answer is out (or cannot go), the engine hears EOF. */
         if (f->close_sent || f->lower_status)
             complete(f, &f->read_op, ZL_EOF, 0, from_loop);
@@ -695,75 +403,18 @@ static void serve_read(ws_stream *f, bool from_loop)
 
 /* ---- output: ZMTP bytes to frames ---- */
 
-static void mask_copy(ws_stream *f, uint8_t *dst, const uint8_t *src, size_t n)
-{
-    if (!f->client) {
-        memcpy(dst, src, n);
-        return;
-    }
-    size_t i = 0, pos = f->mask_pos;
-    while (i < n && (pos & 3)) {
-        dst[i] = src[i] ^ f->mask_key[pos & 3];
-        i++;
-        pos++;
-    }
-    uint8_t key8[8];
-    for (int k = 0; k < 8; k++)
-        key8[k] = f->mask_key[k & 3];
-    uint64_t key;
-    memcpy(&key, key8, sizeof key);
-    for (; i + 8 <= n; i += 8, pos += 8) {
-        uint64_t v;
-        memcpy(&v, src + i, sizeof v);
-        v ^= key;
-        memcpy(dst + i, &v, sizeof v);
-    }
-    for (; i < n; i++, pos++)
-        dst[i] = src[i] ^ f->mask_key[pos & 3];
-    f->mask_pos = pos;
-}
-
-/* Writes a frame header into the wire and starts its mask. */
-static void write_ws_header(ws_stream *f, uint8_t opcode, uint64_t payload)
-{
-    uint8_t *p = f->wire + f->wire_len;
-    size_t n = 0;
-    p[n++] = (uint8_t)(0x80 | opcode);
-    uint8_t mask_bit = f->client ? 0x80 : 0;
-    if (payload < 126) {
-        p[n++] = (uint8_t)(mask_bit | payload);
-    } else if (payload <= 0xffff) {
-        p[n++] = mask_bit | 126;
-        p[n++] = (uint8_t)(payload >> 8);
-        p[n++] = (uint8_t)payload;
-    } else {
-        p[n++] = mask_bit | 127;
-        for (int i = 7; i >= 0; i--)
-            p[n++] = (uint8_t)(payload >> (8 * i));
-    }
-    if (f->client) {
-        uint32_t key = next_random(f);
-        memcpy(f->mask_key, &key, 4);
-        memcpy(p + n, f->mask_key, 4);
-        n += 4;
-    }
-    f->mask_pos = 0;
-    f->wire_len += n;
-}
-
 static void write_control(ws_stream *f, uint8_t opcode, const uint8_t *data,
                           size_t len)
 {
-    write_ws_header(f, opcode, len);
-    mask_copy(f, f->wire + f->wire_len, data, len);
-    f->wire_len += len;
+    f->wire_len += zl_ws_encoder_control(&f->enc, f->wire + f->wire_len, opcode,
+                                         data, len);
 }
 
 /* Control frames go between data frames, never inside one. */
 static void write_controls(ws_stream *f)
 {
-    if (f->out != OUT_ZMTP_HEADER || f->out_hdr_have != 0 ||
-        WIRE_CAP - f->wire_len < 2 * CONTROL_FRAME_MAX)
+    if (!zl_ws_encoder_between_frames(&f->enc) ||
+        WIRE_CAP - f->wire_len < 2 * ZL_WS_CONTROL_FRAME_MAX)
         return;
     if (f->pong_due) {
         write_control(f, WSLAY_PONG, f->pong, f->pong_len);
@@ -776,76 +427,19 @@ static void write_controls(ws_stream *f)
     }
 }
 
-static size_t zmtp_header_need(const ws_stream *f)
-{
-    return f->out_hdr_have > 0 && (f->out_hdr[0] & ZL_FRAME_LONG)
-               ? ZL_FRAME_HEADER_MAX
-               : 2;
-}
-
 /* Turns the engine's bytes into frames in the wire, until it is full or
- * they are all taken. */
+ * they are all taken; control frames due go in at each frame's end. */
 static void transform(ws_stream *f)
 {
-    while (f->write_op) {
-        if (f->out == OUT_WS_HEADER) {
-            /* Needs no input: an empty body ends its frame here. */
-            if (WIRE_CAP - f->wire_len < WS_HEADER_MAX + 1)
-                return;
-            write_ws_header(f, WSLAY_BINARY_FRAME, f->out_left + 1);
-            uint8_t flags = 0;
-            if (f->out_hdr[0] & ZL_FRAME_MORE)
-                flags |= ZL_WS_FLAG_MORE;
-            if (f->out_hdr[0] & ZL_FRAME_COMMAND)
-                flags |= ZL_WS_FLAG_COMMAND;
-            mask_copy(f, f->wire + f->wire_len, &flags, 1);
-            f->wire_len++;
-            f->out = OUT_BODY;
-        }
-        if (f->out == OUT_BODY && f->out_left == 0) {
-            f->out = OUT_ZMTP_HEADER;
-            f->out_hdr_have = 0;
-            write_controls(f);
-        }
-        if (f->write_index >= f->write_count)
-            return;
-        const zl_iovec *iov = &f->write_iov[f->write_index];
-        const uint8_t *src = (const uint8_t *)iov->base + f->write_offset;
-        size_t avail = iov->len - f->write_offset;
-        if (avail == 0) {
-            f->write_index++;
-            f->write_offset = 0;
-            continue;
-        }
-        if (f->out == OUT_ZMTP_HEADER) {
-            f->out_hdr[f->out_hdr_have++] = *src;
-            f->write_offset++;
-            if (f->out_hdr_have < zmtp_header_need(f))
-                continue;
-            uint64_t size = 0;
-            for (size_t i = 1; i < f->out_hdr_have; i++)
-                size = size << 8 | f->out_hdr[i];
-            f->out_left = size;
-            f->out = OUT_WS_HEADER;
-            continue;
-        }
-        size_t room = WIRE_CAP - f->wire_len;
-        size_t n = avail < room ? avail : room;
-        if (n > f->out_left)
-            n = (size_t)f->out_left;
-        if (n == 0)
-            return; /* the wire is full */
-        mask_copy(f, f->wire + f->wire_len, src, n);
-        f->wire_len += n;
-        f->write_offset += n;
-        f->out_left -= n;
-    }
+    while (f->write_op && zl_ws_encoder_encode(&f->enc, f->wire, &f->wire_len,
+                                               WIRE_CAP, &f->write))
+        write_controls(f);
 }
 
 static bool write_all_taken(const ws_stream *f)
 {
-    return f->write_op && f->write_index >= f->write_count &&
-           f->out == OUT_ZMTP_HEADER && f->out_hdr_have == 0;
+    return f->write_op && f->write.index >= f->write.count &&
+           zl_ws_encoder_between_frames(&f->enc);
 }
 
 /* Starts the next lower write: control frames due, then the engine's
@@ -861,7 +455,7 @@ static void pump_write(ws_stream *f, bool from_loop)
     if (write_all_taken(f)) {
         /* The last of its bytes went with the write that just ended. Its
          * callback may write again, or close us. */
-        complete(f, &f->write_op, 0, f->write_total, from_loop);
+        complete(f, &f->write_op, 0, f->write.total, from_loop);
         if (f->lower_write_pending || f->closing)
             return;
     }
@@ -942,15 +536,15 @@ static void ws_readv(zl_stream *s, zl_op *op, const zl_iovec *iov, int n)
 {
     ws_stream *f = ws_of(s);
     f->read_op = op;
-    f->read_count = n;
-    f->read_total = 0;
+    f->read.count = n;
+    f->read.total = 0;
     for (int i = 0; i < n; i++) {
-        f->read_iov[i] = iov[i];
-        f->read_total += iov[i].len;
+        f->read.iov[i] = iov[i];
+        f->read.total += iov[i].len;
     }
-    f->read_done = 0;
-    f->read_iov_index = 0;
-    f->read_iov_offset = 0;
+    f->read.done = 0;
+    f->read.index = 0;
+    f->read.offset = 0;
     serve_read(f, false);
 }
 
@@ -958,13 +552,13 @@ static void ws_write(zl_stream *s, zl_op *op, const zl_iovec *iov, int n)
 {
     ws_stream *f = ws_of(s);
     f->write_op = op;
-    f->write_iov = iov;
-    f->write_count = n;
-    f->write_index = 0;
-    f->write_offset = 0;
-    f->write_total = 0;
+    f->write.iov = iov;
+    f->write.count = n;
+    f->write.index = 0;
+    f->write.offset = 0;
+    f->write.total = 0;
     for (int i = 0; i < n; i++)
-        f->write_total += iov[i].len;
+        f->write.total += iov[i].len;
     pump_write(f, false);
 }
 
@@ -989,10 +583,13 @@ static zl_framing ws_framing(const zl_stream *s)
 static int ws_failure(const zl_stream *s, uint64_t *value)
 {
     const ws_stream *f = (const ws_stream *)s;
-    if (!f->failure_event)
+    int event = f->failure_event;
+    if (!event && f->dec.protocol_error)
+        event = ZLINK_EVENT_HANDSHAKE_FAILED_PROTOCOL;
+    if (!event)
         return f->lower ? zl_stream_failure(f->lower, value) : 0;
     *value = ZLINK_PROTOCOL_ERROR_WS_UNSPECIFIED;
-    return f->failure_event;
+    return event;
 }
 
 static const zl_stream_ops ws_ops = {
@@ -1011,23 +608,19 @@ static ws_stream *ws_new(zl_loop *loop, zl_stream *lower, bool client)
         errno = ENOMEM;
         return NULL;
     }
-    struct wslay_frame_callbacks callbacks = {on_wslay_send, on_wslay_recv,
-                                              on_wslay_genmask};
-    if (wslay_frame_context_init(&f->wslay, &callbacks, f) != 0 ||
-        uv_random(NULL, NULL, &f->rng, sizeof f->rng, 0, NULL) != 0) {
-        if (f->wslay)
-            wslay_frame_context_free(f->wslay);
+    uint64_t seed;
+    if (uv_random(NULL, NULL, &seed, sizeof seed, 0, NULL) != 0 ||
+        zl_ws_decoder_init(&f->dec, &f->in, client) != 0) {
         free(f);
         errno = ENOMEM;
         return NULL;
     }
-    f->rng |= 1; /* xorshift never leaves 0 */
+    zl_ws_encoder_init(&f->enc, client, seed);
     f->base.ops = &ws_ops;
     f->base.handle = lower->handle;
     f->lower = lower;
     f->loop = loop;
     f->client = client;
-    f->max_msg_size = -1;
     f->framing = ZL_FRAMING_ZWS_NULL;
     zl_stream_deferred_init(&f->deferred, loop);
     f->free_timer.cb = on_free_timer;
@@ -1059,7 +652,7 @@ zl_stream *zl_ws_stream_create_client(zl_loop *loop, zl_stream *lower,
     }
     snprintf(f->host, sizeof f->host, "%s", host);
     snprintf(f->path, sizeof f->path, "%s", path);
-    f->max_msg_size = options->maxmsgsize;
+    f->dec.max_msg_size = options->maxmsgsize;
     return &f->base;
 }
 
@@ -1076,7 +669,7 @@ zl_stream *zl_ws_stream_create_server(zl_loop *loop, zl_stream *lower,
 
 void zl_ws_stream_set_max_msg(zl_stream *ws, int64_t max_msg_size)
 {
-    ws_of(ws)->max_msg_size = max_msg_size;
+    ws_of(ws)->dec.max_msg_size = max_msg_size;
 }
 
 const char *zl_ws_stream_path(const zl_stream *ws)
