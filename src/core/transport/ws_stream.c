@@ -1,7 +1,8 @@
-/* ws_stream.c — the WebSocket filter: drives the upgrade, then moves
- * bytes between the engine, the frame decoder and encoder, and the lower
- * stream (ws_decoder.c, ws_encoder.c). */
-#include "ws_stream.h"
+/* ws_stream.c — the WebSocket filter: its life, the lower stream under it,
+ * and the engine's ops, moving bytes between the engine, the frame decoder
+ * and encoder (ws_decoder.c, ws_encoder.c) and the lower stream once the
+ * upgrade (ws_upgrade.c) is done. */
+#include "ws_stream_impl.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -9,92 +10,18 @@
 #include <string.h>
 #include <uv.h>
 
-#include "ws_decoder.h"
-#include "ws_encoder.h"
 #include "zlink.h"
 #include "zmtp/zmtp.h"
 
-/* One read from the lower stream. It also holds a whole upgrade request
- * (ZL_WS_HTTP_MAX) while that is parsed. */
-#define RAW_CAP (64 * 1024)
-/* One write to the lower stream: framed, masked output. */
-#define WIRE_CAP (64 * 1024)
-
-typedef enum phase {
-    PHASE_UPGRADE,   /* the HTTP exchange */
-    PHASE_ACCEPTING, /* a server writing its 101 */
-    PHASE_REFUSING,  /* a server writing its refusal, then failing */
-    PHASE_OPEN,      /* frames */
-    PHASE_FAILED
-} phase;
-
-typedef struct ws_stream {
-    zl_stream base; /* first: the engine sees a zl_stream */
-    zl_stream *lower;
-    zl_loop *loop;
-    zl_stream_deferred deferred;
-    zl_timer free_timer;
-    bool client;
-    bool closing;
-    int depth; /* callbacks of ours on the stack: no freeing under them */
-    phase phase;
-    zl_framing framing;
-    int failure_event;
-
-    /* The upgrade. */
-    zl_op *handshake_op;
-    char key[ZL_WS_KEY_LEN + 1];
-    char host[ZL_WS_FIELD_MAX];
-    char path[ZL_WS_PATH_MAX];
-    zl_ws_route_fn route;
-    void *route_arg;
-
-    /* The lower stream, and its own handshake (wss: TLS) before ours. */
-    zl_op lower_handshake_op;
-    bool lower_handshake_pending, lower_handshake_done;
-    zl_op lower_read_op, lower_write_op;
-    bool lower_read_pending, lower_write_pending, lower_read_probe;
-    bool lower_readable; /* a probe said so: the next read is a real one */
-    int lower_status;    /* ZL_EOF or an error once the lower stream ended */
-    zl_ws_input in;      /* read from lower, not yet parsed */
-    uint8_t *wire;       /* framed output being written; NULL when idle */
-    size_t wire_len;
-    zl_iovec wire_iov; /* a write's iovecs stay alive until it completes */
-
-    zl_ws_decoder dec;
-    zl_op *read_op; /* the engine's read */
-    zl_ws_read read;
-    zl_ws_encoder enc;
-    zl_op *write_op; /* the engine's write */
-    zl_ws_write write;
-
-    /* Control frames we owe the peer. */
-    bool pong_due;
-    uint8_t pong[ZL_WS_CONTROL_MAX];
-    size_t pong_len;
-    bool close_due;
-    bool close_queued; /* in the wire being written */
-    bool close_sent;   /* on the wire */
-    bool close_taken;  /* the decoder's close is answered or moot */
-    uint8_t close_code[2];
-} ws_stream;
-
 static void pump_write(ws_stream *f, bool from_loop);
 static void serve_read(ws_stream *f, bool from_loop);
-static void lower_read(ws_stream *f);
-static void upgrade_progress(ws_stream *f);
-
-static ws_stream *ws_of(zl_stream *s)
-{
-    return (ws_stream *)s;
-}
 
 /* ---- completions ---- */
 
 /* Completes one of the engine's ops: at once when we run from the loop
  * (a lower completion), deferred when inside the engine's own call. */
-static void complete(ws_stream *f, zl_op **slot, int status, size_t bytes,
-                     bool from_loop)
+void zl_ws_complete(ws_stream *f, zl_op **slot, int status, size_t bytes,
+                    bool from_loop)
 {
     zl_op *op = *slot;
     *slot = NULL;
@@ -118,7 +45,7 @@ static void destroy(ws_stream *f)
 
 /* A closed filter goes once no completion of the lower stream and none of
  * its deferred ones can still reach it. */
-static void maybe_free(ws_stream *f)
+void zl_ws_maybe_free(ws_stream *f)
 {
     if (!f->closing || f->depth > 0 || f->lower_read_pending ||
         f->lower_write_pending || f->lower_handshake_pending)
@@ -133,7 +60,7 @@ static void maybe_free(ws_stream *f)
 
 static void on_free_timer(zl_timer *t)
 {
-    maybe_free(t->data);
+    zl_ws_maybe_free(t->data);
 }
 
 /* ---- the lower stream ---- */
@@ -141,14 +68,14 @@ static void on_free_timer(zl_timer *t)
 static bool ensure_raw(ws_stream *f)
 {
     if (!f->in.buf)
-        f->in.buf = malloc(RAW_CAP);
+        f->in.buf = malloc(ZL_WS_RAW_CAP);
     return f->in.buf != NULL;
 }
 
-static bool ensure_wire(ws_stream *f)
+bool zl_ws_ensure_wire(ws_stream *f)
 {
     if (!f->wire)
-        f->wire = malloc(WIRE_CAP);
+        f->wire = malloc(ZL_WS_WIRE_CAP);
     return f->wire != NULL;
 }
 
@@ -168,17 +95,17 @@ static void on_lower_read(zl_op *op, int status, size_t bytes)
         else
             f->in.end += bytes;
         if (f->phase == PHASE_UPGRADE)
-            upgrade_progress(f);
+            zl_ws_upgrade_progress(f);
         else if (f->phase == PHASE_OPEN)
             serve_read(f, true);
     }
     f->depth--;
-    maybe_free(f);
+    zl_ws_maybe_free(f);
 }
 
 /* Reads from the lower stream into in; a probe when it is empty and the
  * engine only probes too, so an idle connection holds no buffer. */
-static void lower_read(ws_stream *f)
+void zl_ws_lower_read(ws_stream *f)
 {
     if (f->lower_read_pending || f->closing || f->lower_status)
         return;
@@ -202,108 +129,20 @@ static void lower_read(ws_stream *f)
         f->lower_status = -ENOMEM;
         return;
     }
-    if (f->in.end == RAW_CAP)
+    if (f->in.end == ZL_WS_RAW_CAP)
         return; /* full: it is parsed before more is read */
     f->lower_read_pending = true;
-    zl_iovec iov = {f->in.buf + f->in.end, RAW_CAP - f->in.end};
+    zl_iovec iov = {f->in.buf + f->in.end, ZL_WS_RAW_CAP - f->in.end};
     zl_stream_readv(f->lower, &f->lower_read_op, &iov, 1);
 }
 
 static void on_lower_write(zl_op *op, int status, size_t bytes);
 
-static void lower_write(ws_stream *f)
+void zl_ws_lower_write(ws_stream *f)
 {
     f->lower_write_pending = true;
     f->wire_iov = (zl_iovec){f->wire, f->wire_len};
     zl_stream_write(f->lower, &f->lower_write_op, &f->wire_iov, 1);
-}
-
-/* ---- the upgrade ---- */
-
-static void fail_handshake(ws_stream *f, bool protocol)
-{
-    f->phase = PHASE_FAILED;
-    if (protocol)
-        f->failure_event = ZLINK_EVENT_HANDSHAKE_FAILED_PROTOCOL;
-    complete(f, &f->handshake_op, -EPROTO, 0, true);
-}
-
-static void start_wire_text(ws_stream *f, const char *text, size_t len)
-{
-    if (!len || !ensure_wire(f)) {
-        fail_handshake(f, false);
-        return;
-    }
-    memcpy(f->wire, text, len);
-    f->wire_len = len;
-    lower_write(f);
-}
-
-static void refuse(ws_stream *f, int status)
-{
-    char text[256];
-    f->phase = PHASE_REFUSING;
-    start_wire_text(f, text, zl_ws_response_refuse(text, sizeof text, status));
-}
-
-static void server_upgrade(ws_stream *f)
-{
-    zl_ws_request request;
-    int r = zl_ws_request_parse(f->in.buf + f->in.pos, f->in.end - f->in.pos,
-                                &request);
-    if (r == 0) {
-        if (f->lower_status)
-            fail_handshake(f, false); /* gone before asking */
-        else
-            lower_read(f);
-        return;
-    }
-    if (r < 0) {
-        refuse(f, -r);
-        return;
-    }
-    f->in.pos += (size_t)r;
-    int status = f->route ? f->route(f->route_arg, &f->base, &request) : 404;
-    if (status != 0) {
-        refuse(f, status);
-        return;
-    }
-    f->framing = request.framing;
-    snprintf(f->path, sizeof f->path, "%s", request.path);
-    char text[512];
-    f->phase = PHASE_ACCEPTING;
-    start_wire_text(
-        f, text,
-        zl_ws_response_accept(text, sizeof text, request.key, request.framing));
-}
-
-static void client_upgrade(ws_stream *f)
-{
-    int r = zl_ws_response_parse(f->in.buf + f->in.pos, f->in.end - f->in.pos,
-                                 f->key, &f->framing);
-    if (r == 0) {
-        if (f->lower_status)
-            fail_handshake(f, false);
-        else
-            lower_read(f);
-        return;
-    }
-    if (r < 0) {
-        fail_handshake(f, true);
-        return;
-    }
-    /* Frames the server sent right behind its answer stay in in. */
-    f->in.pos += (size_t)r;
-    f->phase = PHASE_OPEN;
-    complete(f, &f->handshake_op, 0, 0, true);
-}
-
-static void upgrade_progress(ws_stream *f)
-{
-    if (f->client)
-        client_upgrade(f);
-    else
-        server_upgrade(f);
 }
 
 static void on_lower_write(zl_op *op, int status, size_t bytes)
@@ -319,14 +158,14 @@ static void on_lower_write(zl_op *op, int status, size_t bytes)
         switch (f->phase) {
         case PHASE_ACCEPTING:
             if (status != 0) {
-                fail_handshake(f, false);
+                zl_ws_upgrade_fail(f, false);
                 break;
             }
             f->phase = PHASE_OPEN;
-            complete(f, &f->handshake_op, 0, 0, true);
+            zl_ws_complete(f, &f->handshake_op, 0, 0, true);
             break;
         case PHASE_REFUSING:
-            fail_handshake(f, true);
+            zl_ws_upgrade_fail(f, true);
             break;
         case PHASE_OPEN:
             if (f->close_queued && status == 0)
@@ -341,7 +180,7 @@ static void on_lower_write(zl_op *op, int status, size_t bytes)
         }
     }
     f->depth--;
-    maybe_free(f);
+    zl_ws_maybe_free(f);
 }
 
 /* ---- input: frames to ZMTP bytes ---- */
@@ -380,25 +219,25 @@ static void serve_read(ws_stream *f, bool from_loop)
             return;
     }
     if (f->dec.protocol_error) {
-        complete(f, &f->read_op, -EPROTO, 0, from_loop);
+        zl_ws_complete(f, &f->read_op, -EPROTO, 0, from_loop);
         return;
     }
     if (f->read.done > 0 ||
         (f->read.total == 0 && zl_ws_decoder_owed(&f->dec))) {
-        complete(f, &f->read_op, 0, f->read.done, from_loop);
+        zl_ws_complete(f, &f->read_op, 0, f->read.done, from_loop);
         return;
     }
     if (f->dec.close_received) {
         /* Once our answer is out (or cannot go), the engine hears EOF. */
         if (f->close_sent || f->lower_status)
-            complete(f, &f->read_op, ZL_EOF, 0, from_loop);
+            zl_ws_complete(f, &f->read_op, ZL_EOF, 0, from_loop);
         return;
     }
     if (f->lower_status) {
-        complete(f, &f->read_op, f->lower_status, 0, from_loop);
+        zl_ws_complete(f, &f->read_op, f->lower_status, 0, from_loop);
         return;
     }
-    lower_read(f);
+    zl_ws_lower_read(f);
 }
 
 /* ---- output: ZMTP bytes to frames ---- */
@@ -414,7 +253,7 @@ static void write_control(ws_stream *f, uint8_t opcode, const uint8_t *data,
 static void write_controls(ws_stream *f)
 {
     if (!zl_ws_encoder_between_frames(&f->enc) ||
-        WIRE_CAP - f->wire_len < 2 * ZL_WS_CONTROL_FRAME_MAX)
+        ZL_WS_WIRE_CAP - f->wire_len < 2 * ZL_WS_CONTROL_FRAME_MAX)
         return;
     if (f->pong_due) {
         write_control(f, WSLAY_PONG, f->pong, f->pong_len);
@@ -432,7 +271,7 @@ static void write_controls(ws_stream *f)
 static void transform(ws_stream *f)
 {
     while (f->write_op && zl_ws_encoder_encode(&f->enc, f->wire, &f->wire_len,
-                                               WIRE_CAP, &f->write))
+                                               ZL_WS_WIRE_CAP, &f->write))
         write_controls(f);
 }
 
@@ -449,13 +288,13 @@ static void pump_write(ws_stream *f, bool from_loop)
     if (f->lower_write_pending || f->closing || f->phase != PHASE_OPEN)
         return;
     if (f->lower_status) {
-        complete(f, &f->write_op, f->lower_status, 0, from_loop);
+        zl_ws_complete(f, &f->write_op, f->lower_status, 0, from_loop);
         return;
     }
     if (write_all_taken(f)) {
         /* The last of its bytes went with the write that just ended. Its
          * callback may write again, or close us. */
-        complete(f, &f->write_op, 0, f->write.total, from_loop);
+        zl_ws_complete(f, &f->write_op, 0, f->write.total, from_loop);
         if (f->lower_write_pending || f->closing)
             return;
     }
@@ -464,77 +303,22 @@ static void pump_write(ws_stream *f, bool from_loop)
         f->wire = NULL;
         return;
     }
-    if (!ensure_wire(f)) {
-        complete(f, &f->write_op, -ENOMEM, 0, from_loop);
+    if (!zl_ws_ensure_wire(f)) {
+        zl_ws_complete(f, &f->write_op, -ENOMEM, 0, from_loop);
         return;
     }
     f->wire_len = 0;
     write_controls(f);
     transform(f);
     if (f->wire_len > 0)
-        lower_write(f);
+        zl_ws_lower_write(f);
 }
 
 /* ---- the stream's ops ---- */
 
-/* The upgrade itself, once the lower stream is ready. */
-static void start_upgrade(ws_stream *f)
-{
-    if (f->client) {
-        char text[1024];
-        size_t n =
-            zl_ws_request_build(text, sizeof text, f->host, f->path, f->key);
-        if (!n || !ensure_wire(f)) {
-            complete(f, &f->handshake_op, -ENOMEM, 0, false);
-            return;
-        }
-        memcpy(f->wire, text, n);
-        f->wire_len = n;
-        lower_write(f);
-    }
-    lower_read(f);
-}
-
-static void on_lower_handshake(zl_op *op, int status, size_t bytes)
-{
-    (void)bytes;
-    ws_stream *f = op->data;
-    f->lower_handshake_pending = false;
-    if (f->closing) {
-        maybe_free(f);
-        return;
-    }
-    if (status != 0) {
-        /* ws_failure gives the lower stream's reason. */
-        complete(f, &f->handshake_op, status, 0, false);
-        return;
-    }
-    f->lower_handshake_done = true;
-    start_upgrade(f);
-}
-
-static void ws_handshake(zl_stream *s, zl_op *op)
-{
-    ws_stream *f = ws_of(s);
-    if (f->phase == PHASE_OPEN) {
-        /* A server stream the listener upgraded before handing it on. */
-        zl_stream_defer(&f->deferred, op, 0, 0);
-        return;
-    }
-    f->handshake_op = op;
-    /* wss: TLS first, then the upgrade inside it. */
-    if (!f->lower_handshake_done &&
-        zl_stream_handshake(f->lower, &f->lower_handshake_op)) {
-        f->lower_handshake_pending = true;
-        return;
-    }
-    f->lower_handshake_done = true;
-    start_upgrade(f);
-}
-
 static void ws_readv(zl_stream *s, zl_op *op, const zl_iovec *iov, int n)
 {
-    ws_stream *f = ws_of(s);
+    ws_stream *f = zl_ws_of(s);
     f->read_op = op;
     f->read.count = n;
     f->read.total = 0;
@@ -550,7 +334,7 @@ static void ws_readv(zl_stream *s, zl_op *op, const zl_iovec *iov, int n)
 
 static void ws_write(zl_stream *s, zl_op *op, const zl_iovec *iov, int n)
 {
-    ws_stream *f = ws_of(s);
+    ws_stream *f = zl_ws_of(s);
     f->write_op = op;
     f->write.iov = iov;
     f->write.count = n;
@@ -564,15 +348,15 @@ static void ws_write(zl_stream *s, zl_op *op, const zl_iovec *iov, int n)
 
 static void ws_close(zl_stream *s)
 {
-    ws_stream *f = ws_of(s);
+    ws_stream *f = zl_ws_of(s);
     f->closing = true;
-    complete(f, &f->handshake_op, ZL_ECANCELED, 0, false);
-    complete(f, &f->read_op, ZL_ECANCELED, 0, false);
-    complete(f, &f->write_op, ZL_ECANCELED, 0, false);
+    zl_ws_complete(f, &f->handshake_op, ZL_ECANCELED, 0, false);
+    zl_ws_complete(f, &f->read_op, ZL_ECANCELED, 0, false);
+    zl_ws_complete(f, &f->write_op, ZL_ECANCELED, 0, false);
     /* The lower stream's cancelled completions come back to our ops. */
     zl_stream_close(f->lower);
     f->lower = NULL;
-    maybe_free(f);
+    zl_ws_maybe_free(f);
 }
 
 static zl_framing ws_framing(const zl_stream *s)
@@ -593,7 +377,7 @@ static int ws_failure(const zl_stream *s, uint64_t *value)
 }
 
 static const zl_stream_ops ws_ops = {
-    .handshake = ws_handshake,
+    .handshake = zl_ws_handshake,
     .readv = ws_readv,
     .write = ws_write,
     .close = ws_close,
@@ -625,7 +409,7 @@ static ws_stream *ws_new(zl_loop *loop, zl_stream *lower, bool client)
     zl_stream_deferred_init(&f->deferred, loop);
     f->free_timer.cb = on_free_timer;
     f->free_timer.data = f;
-    f->lower_handshake_op.cb = on_lower_handshake;
+    f->lower_handshake_op.cb = zl_ws_on_lower_handshake;
     f->lower_handshake_op.data = f;
     f->lower_read_op.cb = on_lower_read;
     f->lower_read_op.data = f;
@@ -669,7 +453,7 @@ zl_stream *zl_ws_stream_create_server(zl_loop *loop, zl_stream *lower,
 
 void zl_ws_stream_set_max_msg(zl_stream *ws, int64_t max_msg_size)
 {
-    ws_of(ws)->dec.max_msg_size = max_msg_size;
+    zl_ws_of(ws)->dec.max_msg_size = max_msg_size;
 }
 
 const char *zl_ws_stream_path(const zl_stream *ws)
