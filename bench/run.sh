@@ -17,6 +17,8 @@
 #                                   (64, 256 KiB)
 #   bench/run.sh --ws               zlink ws beside zlink tcp (PAIR, PUBSUB;
 #                                   64 B, 1 KiB, 64 KiB): ws / tcp per cell
+#                                   then bench/ws_cells.sh: zlink wss beside
+#                                   zlink tls and ws, zlink ws beside libzmq ws
 #   bench/run.sh --tls              zlink tls against zlink tcp and libzmq
 #                                   CURVE (PAIR, DEALER_ROUTER; 64 B, 1 KiB,
 #                                   64 KiB), and handshakes per second
@@ -926,6 +928,8 @@ fi
 ((DO_TRIE)) && run_trie
 ((DO_LOOPBACK)) && run_loopback
 ((DO_WS)) && run_ws_vs_tcp
+((DO_WS)) && bash "$ROOT/bench/ws_cells.sh" --runs "$RUNS" --bin-dir "$BIN_DIR" \
+    --results "$RESULTS" --timeout "$TIMEOUT"
 ((DO_TLS)) && run_tls
 ((DO_XPROC)) && run_cross_process 0
 ((DO_MANY)) && run_many_clients

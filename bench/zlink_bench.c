@@ -70,10 +70,20 @@ static const char *const pattern_names[PAT_COUNT] = {
 /* tls: zlink's TLS (certificates from $ZLINK_BENCH_TLS_CERTS, as
  * tests/tls/make_certs.sh makes them); curve: libzmq's CURVE over tcp, the
  * encryption a libzmq user has; ws where the library has it (zlink; libzmq
- * only in a draft build). Each is UNSUPPORTED where it is missing. */
-enum transport { TR_TCP, TR_IPC, TR_INPROC, TR_TLS, TR_CURVE, TR_WS, TR_COUNT };
-static const char *const transport_names[TR_COUNT] = {"tcp", "ipc",   "inproc",
-                                                      "tls", "curve", "ws"};
+ * only in a draft build); wss: zlink's ws over its TLS, with tls's
+ * certificates. Each is UNSUPPORTED where it is missing. */
+enum transport {
+    TR_TCP,
+    TR_IPC,
+    TR_INPROC,
+    TR_TLS,
+    TR_CURVE,
+    TR_WS,
+    TR_WSS,
+    TR_COUNT
+};
+static const char *const transport_names[TR_COUNT] = {
+    "tcp", "ipc", "inproc", "tls", "curve", "ws", "wss"};
 
 /* Message markers, in the first byte of every payload. */
 #define MARK_WARMUP 'W'
@@ -547,7 +557,7 @@ static char curve_client_public[41], curve_client_secret[41];
 static void secure_sockets(const struct config *cfg, void *binder,
                            void *connecter)
 {
-    if (cfg->transport == TR_TLS) {
+    if (cfg->transport == TR_TLS || cfg->transport == TR_WSS) {
 #if defined(BENCH_ZLINK) && defined(ZLINK_TLS_CERT)
         set_tls_file(binder, ZLINK_TLS_CERT, "server-chain.pem");
         set_tls_file(binder, ZLINK_TLS_KEY, "server.key");
@@ -577,7 +587,8 @@ static void secure_sockets(const struct config *cfg, void *binder,
 
 static bool tcp_like(enum transport t)
 {
-    return t == TR_TCP || t == TR_TLS || t == TR_CURVE || t == TR_WS;
+    return t == TR_TCP || t == TR_TLS || t == TR_CURVE || t == TR_WS ||
+           t == TR_WSS;
 }
 
 static void make_endpoint(struct cell *c)
@@ -597,6 +608,9 @@ static void make_endpoint(struct cell *c)
         break;
     case TR_WS:
         snprintf(c->endpoint, sizeof c->endpoint, "ws://127.0.0.1:*/bench");
+        break;
+    case TR_WSS:
+        snprintf(c->endpoint, sizeof c->endpoint, "wss://127.0.0.1:*/bench");
         break;
     default:
         snprintf(c->endpoint, sizeof c->endpoint, "inproc://bench_%d", seq++);

@@ -12,17 +12,25 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <zlink.h>
 
 #define PUBLISH_EVERY_MS 5
 #define MAX_PARTS 64
 
+/* Milliseconds since the first call, from zlink's portable stopwatch. Its
+ * microseconds are an unsigned long, 32 bits on Windows, so they are summed
+ * as wrapping differences: correct as long as calls come within 71 min. */
 static double now_ms(void)
 {
-    struct timespec ts;
-    timespec_get(&ts, TIME_UTC);
-    return (double)ts.tv_sec * 1000.0 + (double)ts.tv_nsec / 1e6;
+    static void *watch;
+    static unsigned long last;
+    static double total;
+    if (!watch)
+        watch = zlink_stopwatch_start();
+    unsigned long t = zlink_stopwatch_intermediate(watch);
+    total += (double)(unsigned long)(t - last) / 1000.0;
+    last = t;
+    return total;
 }
 
 static int fail(const char *what)

@@ -593,7 +593,7 @@ START_TEST(slowloris_upgrade)
     uint64_t start = zl_test_now_ms();
     bool closed = false;
     for (size_t i = 0; i < strlen(req) && !closed; i++) {
-        send(fd, req + i, 1, 0);
+        raw_send(fd, req + i, 1);
         closed = raw_closed_by_peer(fd, 100);
     }
     ck_assert(closed || raw_closed_by_peer(fd, ZT_TIMEOUT_MS));
