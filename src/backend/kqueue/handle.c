@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <sys/socket.h>
 
+#include "tcp_opts.h"
+
 zl_handle *zl_kq_handle_new(zl_loop *loop, int fd)
 {
     zl_handle *h = calloc(1, sizeof *h);
@@ -88,4 +90,9 @@ int zl_handle_peer_addr(zl_handle *h, zl_addr *out)
     if (getpeername(h->io.fd, &out->u.sa, &out->len) != 0)
         return -errno;
     return 0;
+}
+
+int zl_handle_tune_tcp(zl_handle *h, const zl_tcp_opts *opts)
+{
+    return zl_posix_tcp_tune(h->io.fd, opts);
 }
