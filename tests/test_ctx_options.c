@@ -154,7 +154,10 @@ static bool find_thread(const char *name, char *cpus, size_t cap)
     bool found = false;
     if (uv_fs_scandir(NULL, &req, "/proc/self/task", 0, NULL) < 0)
         return false;
-    while (!found && uv_fs_scandir_next(&req, &ent) != UV_EOF) {
+    /* Every entry is read: libuv frees only those it has handed out. */
+    while (uv_fs_scandir_next(&req, &ent) != UV_EOF) {
+        if (found)
+            continue;
         char path[128], comm[64] = "";
         snprintf(path, sizeof path, "/proc/self/task/%s/comm", ent.name);
         FILE *f = fopen(path, "r");

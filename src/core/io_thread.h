@@ -34,7 +34,7 @@ typedef struct zl_io_thread {
     /* The CPU the thread ran its last turn on (zl_thread_cpu), or -1:
      * application threads do not spin on it (spin.h). */
     atomic_int cpu;
-    char name[16];
+    char name[32];              /* the OS keeps the first 15 bytes on Linux */
     zl_io_thread_config config; /* read by the thread as it starts */
     _Alignas(ZL_CACHE_LINE) zl_mailbox mailbox;
 } zl_io_thread;

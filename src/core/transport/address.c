@@ -174,7 +174,7 @@ static int resolve_interface(const char *name, bool ipv6, zl_addr *out)
  * connects take DNS names; a connect's source takes "*" and interface
  * names but never asks DNS (libzmq's rules). */
 typedef struct host_rules {
-    bool wildcard, interface, dns;
+    bool wildcard, nic, dns;
 } host_rules;
 
 static int resolve_host(const char *host, host_rules rules, bool ipv6,
@@ -205,7 +205,7 @@ static int resolve_host(const char *host, host_rules rules, bool ipv6,
         out->len = sizeof out->u.in6;
         return 0;
     }
-    if (rules.interface && resolve_interface(host, ipv6, out) == 0)
+    if (rules.nic && resolve_interface(host, ipv6, out) == 0)
         return 0;
     if (rules.dns)
         return resolve_name(host, ipv6, out);
@@ -248,8 +248,7 @@ static int resolve_hostport(const char *hostport, host_rules rules,
 
 int zl_tcp_resolve(const char *hostport, bool for_bind, bool ipv6, zl_addr *out)
 {
-    host_rules rules = {
-        .wildcard = for_bind, .interface = for_bind, .dns = true};
+    host_rules rules = {.wildcard = for_bind, .nic = for_bind, .dns = true};
     return resolve_hostport(hostport, rules, for_bind, ipv6, out);
 }
 
@@ -271,7 +270,7 @@ int zl_tcp_resolve_connect(const char *rest, bool ipv6, zl_addr *dst,
     /* A source without a port (no ':' at all) takes any port. */
     if (!strchr(source, ':') && n + 2 < sizeof source)
         memcpy(source + n, ":0", 3);
-    host_rules rules = {.wildcard = true, .interface = true, .dns = false};
+    host_rules rules = {.wildcard = true, .nic = true, .dns = false};
     if (resolve_hostport(source, rules, true, ipv6, src) != 0)
         return -1;
     return zl_tcp_resolve(semi + 1, false, ipv6, dst);
