@@ -159,7 +159,7 @@ START_TEST(interface_name_bind)
     /* An interface name is also a connect's source. */
     void *other = zt_socket(ctx, ZLINK_PAIR);
     zt_bind_tcp(other, ep, sizeof ep);
-    char with_src[400];
+    char with_src[512];
     snprintf(with_src, sizeof with_src, "tcp://%s:0;%s", name,
              ep + strlen("tcp://"));
     client = zt_socket(ctx, ZLINK_PAIR);
