@@ -17,7 +17,6 @@
 typedef int raw_len;
 #else
 #include <fcntl.h>
-#include <netinet/ip.h>
 typedef socklen_t raw_len;
 #endif
 

@@ -8,7 +8,6 @@
 
 #include <errno.h>
 #include <netinet/in.h>
-#include <netinet/ip.h>
 #include <netinet/tcp.h>
 #include <stdbool.h>
 #include <string.h>
