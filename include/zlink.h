@@ -133,6 +133,23 @@ ZLINK_EXPORT int zlink_has(const char *capability);
 #define ZLINK_SPIN_BUDGET 1060
 #define ZLINK_SPIN_BUDGET_DFLT 30
 
+/* libzmq's context options for I/O threads, applied best effort when the
+ * threads start (at the first bind or connect). SCHED_POLICY and PRIORITY
+ * are the OS's values (SCHED_FIFO, …); 3 is ZLINK_SOCKET_LIMIT for
+ * zlink_ctx_get and THREAD_PRIORITY for zlink_ctx_set, as in libzmq.
+ * THREAD_NAME_PREFIX is a number: threads are named "<n>/ZMQbg/IO/<i>". */
+#define ZLINK_THREAD_PRIORITY 3
+#define ZLINK_THREAD_SCHED_POLICY 4
+#define ZLINK_THREAD_AFFINITY_CPU_ADD 7
+#define ZLINK_THREAD_AFFINITY_CPU_REMOVE 8
+#define ZLINK_THREAD_NAME_PREFIX 9
+#define ZLINK_THREAD_PRIORITY_DFLT -1
+#define ZLINK_THREAD_SCHED_POLICY_DFLT -1
+/* Default 1; 0 gives new sockets a LINGER of 0, so that zlink_ctx_term
+ * never waits for unsent messages. */
+#define ZLINK_BLOCKY 70
+/* ZLINK_IPV6 (42) is also a context option: the default of new sockets. */
+
 ZLINK_EXPORT void *zlink_ctx_new(void);
 ZLINK_EXPORT int zlink_ctx_term(void *context);
 ZLINK_EXPORT int zlink_ctx_shutdown(void *context);
@@ -269,6 +286,23 @@ ZLINK_EXPORT const char *zlink_msg_gets(const zlink_msg_t *msg,
 #define ZLINK_CONFLATE 54
 #define ZLINK_ROUTER_HANDOVER 56
 #define ZLINK_INVERT_MATCHING 74
+
+/* tcp (and tls, ws, wss) connections, libzmq's values and units:
+ * TCP_KEEPALIVE -1 (OS default), 0 or 1; its CNT, IDLE and INTVL (seconds)
+ * -1 for the OS default; TOS the IP_TOS byte (0: leave); CONNECT_TIMEOUT ms
+ * before a connect that has not completed is abandoned and retried (0: the
+ * OS's own); TCP_MAXRT ms before an unacknowledged send drops the connection
+ * (TCP_USER_TIMEOUT, Windows' TCP_MAXRT; 0: the OS's own); BINDTODEVICE an
+ * interface name (string, at most 16 bytes; where the OS has no
+ * SO_BINDTODEVICE, bind fails and connects are retried with ENOTSUP). */
+#define ZLINK_TCP_KEEPALIVE 34
+#define ZLINK_TCP_KEEPALIVE_CNT 35
+#define ZLINK_TCP_KEEPALIVE_IDLE 36
+#define ZLINK_TCP_KEEPALIVE_INTVL 37
+#define ZLINK_TOS 57
+#define ZLINK_CONNECT_TIMEOUT 79
+#define ZLINK_TCP_MAXRT 80
+#define ZLINK_BINDTODEVICE 92
 /* zlink's own: ZLINK_MAXMSGPARTS (int), the most parts a message received
  * from a connection may have; -1: no limit. A peer that sends more parts
  * is disconnected, as one that exceeds ZLINK_MAXMSGSIZE (which, in zlink,

@@ -17,6 +17,22 @@
     X(ZMQ_MSG_T_SIZE, 6)                                                       \
     X(ZMQ_IO_THREADS_DFLT, 1)                                                  \
     X(ZMQ_MAX_SOCKETS_DFLT, 1023)                                              \
+    X(ZMQ_THREAD_PRIORITY, 3)                                                  \
+    X(ZMQ_THREAD_SCHED_POLICY, 4)                                              \
+    X(ZMQ_THREAD_AFFINITY_CPU_ADD, 7)                                          \
+    X(ZMQ_THREAD_AFFINITY_CPU_REMOVE, 8)                                       \
+    X(ZMQ_THREAD_NAME_PREFIX, 9)                                               \
+    X(ZMQ_THREAD_PRIORITY_DFLT, -1)                                            \
+    X(ZMQ_THREAD_SCHED_POLICY_DFLT, -1)                                        \
+    X(ZMQ_BLOCKY, 70)                                                          \
+    X(ZMQ_TCP_KEEPALIVE, 34)                                                   \
+    X(ZMQ_TCP_KEEPALIVE_CNT, 35)                                               \
+    X(ZMQ_TCP_KEEPALIVE_IDLE, 36)                                              \
+    X(ZMQ_TCP_KEEPALIVE_INTVL, 37)                                             \
+    X(ZMQ_TOS, 57)                                                             \
+    X(ZMQ_CONNECT_TIMEOUT, 79)                                                 \
+    X(ZMQ_TCP_MAXRT, 80)                                                       \
+    X(ZMQ_BINDTODEVICE, 92)                                                    \
     X(ZMQ_MORE, 1)                                                             \
     X(ZMQ_SHARED, 3)                                                           \
     X(ZMQ_PAIR, 0)                                                             \

@@ -160,11 +160,50 @@ int zl_handle_peer_cred(zl_handle *h, unsigned *uid, unsigned *gid, int *pid);
 /* The OS socket, for the values libzmq's monitor events carry. */
 zl_os_socket zl_handle_os_socket(const zl_handle *h);
 
+/* ---- TCP settings (libzmq's ZMQ_TCP_KEEPALIVE*, ZMQ_TCP_MAXRT, ZMQ_TOS and
+ * ZMQ_BINDTODEVICE), with libzmq's meanings: -1 leaves the OS default. */
+#define ZL_DEVICE_MAX 16 /* libzmq's BINDDEVSIZ, IFNAMSIZ on Linux */
+typedef struct zl_tcp_opts {
+    int keepalive;       /* -1: OS default, 0: off, 1: on */
+    int keepalive_cnt;   /* probes; -1: OS default */
+    int keepalive_idle;  /* seconds; -1: OS default */
+    int keepalive_intvl; /* seconds; -1: OS default */
+    int maxrt;           /* ms before an unacknowledged send fails; 0: OS */
+    int tos;             /* IP_TOS byte; 0: leave */
+    char device[ZL_DEVICE_MAX + 1]; /* "": bound to no device */
+} zl_tcp_opts;
+
+static inline void zl_tcp_opts_init(zl_tcp_opts *o)
+{
+    o->keepalive = o->keepalive_cnt = -1;
+    o->keepalive_idle = o->keepalive_intvl = -1;
+    o->maxrt = 0;
+    o->tos = 0;
+    o->device[0] = '\0';
+}
+
+/* As zl_handle_connect, with TCP settings. Before connecting, TOS and the
+ * device are set and, when src is given, the socket is bound to it (the
+ * "tcp://src;dst" form). Nothing is applied to non-TCP addresses. A device
+ * on a system without SO_BINDTODEVICE is -ENOTSUP in *err, as libzmq. */
+zl_handle *zl_handle_connect_ex(zl_loop *loop, const zl_addr *addr,
+                                const zl_addr *src, const zl_tcp_opts *opts,
+                                zl_op *op, int *err);
+/* Keepalive, MAXRT (TCP_USER_TIMEOUT, Windows' TCP_MAXRT, nothing where the
+ * OS has neither) and TOS on a connected or accepted TCP handle. Best
+ * effort, as the OS allows: 0 or the first -errno. */
+int zl_handle_tune_tcp(zl_handle *h, const zl_tcp_opts *opts);
+
 /* ---- listeners ---- */
 /* Creates, binds and listens (SO_REUSEADDR on TCP, IPV6_V6ONLY off when
  * ipv6 is set for a wildcard IPv6 address). 0 or -errno. */
 int zl_listener_open(zl_loop *loop, const zl_addr *addr, int backlog,
                      zl_listener **out);
+/* As zl_listener_open, with TOS and the device set before bind (accepted
+ * sockets inherit them; keepalive and MAXRT go on each accepted handle
+ * with zl_handle_tune_tcp). */
+int zl_listener_open_ex(zl_loop *loop, const zl_addr *addr, int backlog,
+                        const zl_tcp_opts *opts, zl_listener **out);
 int zl_listener_local_addr(zl_listener *l, zl_addr *out);
 zl_os_socket zl_listener_os_socket(const zl_listener *l);
 /* Completes with op->accepted set to a new handle on this loop, or with
@@ -215,6 +254,16 @@ void *zl_os_slab_alloc(size_t size);
  * ready on this CPU run first; returns at once when there is none. */
 int zl_thread_cpu(void);
 void zl_thread_yield(void);
+
+/* ---- I/O thread settings (libzmq's context options), best effort on the
+ * calling thread; 0 or -errno (-ENOTSUP where the OS has no such thing).
+ * zl_thread_set_name: as debuggers and top show it, cut to what the OS
+ * keeps (15 bytes on Linux). zl_thread_set_sched: policy and priority as
+ * ZMQ_THREAD_SCHED_POLICY / ZMQ_THREAD_PRIORITY, -1 leaves either as is.
+ * zl_thread_set_affinity: the CPUs the thread may run on. */
+int zl_thread_set_name(const char *name);
+int zl_thread_set_sched(int policy, int priority);
+int zl_thread_set_affinity(const int *cpus, int n);
 
 /* ---- process-wide set-up (WSAStartup on Windows), refcounted ---- */
 int zl_backend_global_init(void);

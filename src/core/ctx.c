@@ -110,6 +110,10 @@ struct zl_inproc_registry *zl_ctx_inproc(zl_ctx *ctx)
 
 zl_io_thread *zl_ctx_choose_thread(zl_ctx *ctx)
 {
+    if (ctx->io_thread_count == 0) {
+        errno = EMTHREAD;
+        return NULL;
+    }
     zl_io_thread *best = &ctx->threads[0];
     for (int i = 1; i < ctx->io_thread_count; i++)
         if (atomic_load(&ctx->threads[i].load) < atomic_load(&best->load))
@@ -154,6 +158,10 @@ void *zlink_ctx_new(void)
     ctx->io_thread_count = ZLINK_IO_THREADS_DFLT;
     ctx->max_sockets = ZLINK_MAX_SOCKETS_DFLT;
     atomic_init(&ctx->spin_budget_ns, ZLINK_SPIN_BUDGET_DFLT * 1000u);
+    ctx->blocky = true;
+    ctx->thread_config.name_prefix = -1;
+    ctx->thread_config.sched_policy = ZLINK_THREAD_SCHED_POLICY_DFLT;
+    ctx->thread_config.priority = ZLINK_THREAD_PRIORITY_DFLT;
     uv_mutex_init(&ctx->lock);
     uv_cond_init(&ctx->all_gone);
     uv_mutex_init(&ctx->reaper_lock);
@@ -178,6 +186,10 @@ static int start_locked(zl_ctx *ctx)
 {
     if (ctx->started)
         return 0;
+    if (ctx->io_thread_count == 0) {
+        ctx->started = true; /* inproc only */
+        return 0;
+    }
     size_t bytes = (size_t)ctx->io_thread_count * sizeof *ctx->threads;
     ctx->threads = zl_cache_aligned_alloc(bytes);
     if (!ctx->threads) {
@@ -186,7 +198,7 @@ static int start_locked(zl_ctx *ctx)
     }
     memset(ctx->threads, 0, bytes);
     for (int i = 0; i < ctx->io_thread_count; i++) {
-        if (zl_io_thread_start(&ctx->threads[i]) != 0) {
+        if (zl_io_thread_start(&ctx->threads[i], i, &ctx->thread_config) != 0) {
             while (i-- > 0)
                 zl_io_thread_stop(&ctx->threads[i]);
             zl_cache_aligned_free(ctx->threads);
@@ -219,6 +231,10 @@ int zl_ctx_add_socket(zl_ctx *ctx, zl_socket *s)
             s->ctx_slot = ctx->socket_count;
             ctx->sockets[ctx->socket_count++] = s;
             ctx->live_sockets++;
+            /* BLOCKY 0: sockets never hold zlink_ctx_term up (libzmq). */
+            if (!ctx->blocky)
+                s->options.linger = 0;
+            s->options.ipv6 = ctx->ipv6;
             rc = 0;
         }
     }
@@ -268,7 +284,7 @@ int zlink_ctx_term(void *handle)
     uv_mutex_unlock(&ctx->reaper_lock);
     uv_thread_join(&ctx->reaper);
 
-    if (ctx->started) {
+    if (ctx->threads) {
         for (int i = 0; i < ctx->io_thread_count; i++)
             zl_io_thread_stop(&ctx->threads[i]);
         zl_cache_aligned_free(ctx->threads);
@@ -311,10 +327,12 @@ int zlink_ctx_set(void *handle, int option, int value)
     uv_mutex_lock(&ctx->lock);
     switch (option) {
     case ZLINK_IO_THREADS:
-        if (value < 1 || ctx->started) {
+        /* 0: inproc only. Once the first socket started the threads, a
+         * new count is taken and ignored, as libzmq does. */
+        if (value < 0) {
             errno = EINVAL;
             rc = -1;
-        } else {
+        } else if (!ctx->started) {
             ctx->io_thread_count = value;
         }
         break;
@@ -330,8 +348,7 @@ int zlink_ctx_set(void *handle, int option, int value)
         rc = set_spin_budget_locked(ctx, value);
         break;
     default:
-        errno = EINVAL;
-        rc = -1;
+        rc = zl_ctx_option_set(ctx, option, value);
     }
     uv_mutex_unlock(&ctx->lock);
     return rc;
@@ -353,8 +370,12 @@ int zlink_ctx_get(void *handle, int option)
         return (int)sizeof(zlink_msg_t);
     case ZLINK_SPIN_BUDGET:
         return (int)(zl_ctx_spin_budget_ns(ctx) / 1000u);
-    default:
-        errno = EINVAL;
-        return -1;
+    default: {
+        int value = -1;
+        uv_mutex_lock(&ctx->lock);
+        int rc = zl_ctx_option_get(ctx, option, &value);
+        uv_mutex_unlock(&ctx->lock);
+        return rc == 0 ? value : -1;
+    }
     }
 }

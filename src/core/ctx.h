@@ -19,6 +19,10 @@ typedef struct zl_ctx {
     uv_mutex_t lock;
     int io_thread_count;
     int max_sockets;
+    /* Context options (ctx_options.c): the defaults of new sockets and
+     * what I/O threads are started with. */
+    bool blocky, ipv6;
+    zl_io_thread_config thread_config;
     zl_io_thread *threads;
     bool started;
     atomic_bool terminating;
@@ -48,7 +52,8 @@ typedef struct zl_ctx {
 int zl_ctx_add_socket(zl_ctx *ctx, struct zl_socket *s);
 /* The application closed it; it stays live until the reaper frees it. */
 void zl_ctx_remove_socket(zl_ctx *ctx, struct zl_socket *s);
-/* Least-loaded I/O thread. */
+/* Least-loaded I/O thread; NULL with EMTHREAD when the context has none
+ * (ZLINK_IO_THREADS 0: inproc only, as libzmq). */
 zl_io_thread *zl_ctx_choose_thread(zl_ctx *ctx);
 /* Hands a closed socket to the reaper. */
 void zl_ctx_reap(zl_ctx *ctx, struct zl_socket *s);
@@ -62,6 +67,10 @@ static inline uint32_t zl_ctx_spin_budget_ns(const zl_ctx *ctx)
 {
     return atomic_load_explicit(&ctx->spin_budget_ns, memory_order_relaxed);
 }
+/* The context options of ctx_options.c: 0, or -1 with errno EINVAL when
+ * the option is not one of them. Called with ctx->lock held. */
+int zl_ctx_option_set(zl_ctx *ctx, int option, int value);
+int zl_ctx_option_get(zl_ctx *ctx, int option, int *value);
 /* Whether the calling thread runs on the CPU one of ctx's I/O threads ran
  * its last turn on, or cannot tell: a spin there would take the CPU that
  * I/O thread needs (wait.h). */

@@ -2,6 +2,7 @@
  * threads send to the I/O objects living on it. */
 #include "io_thread.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "pipe.h"
@@ -51,6 +52,11 @@ static void wake_loop(void *arg)
 static void thread_main(void *arg)
 {
     zl_io_thread *t = arg;
+    /* Best effort, as libzmq: an OS that refuses (no privilege for a
+     * real-time policy, no such CPU) leaves the thread as it was. */
+    zl_thread_set_name(t->name);
+    zl_thread_set_sched(t->config.sched_policy, t->config.priority);
+    zl_thread_set_affinity(t->config.cpus, t->config.cpu_count);
     while (!t->stopping) {
         /* Stored only when it changes: application threads read it, and a
          * store every turn would take the line from them each time. */
@@ -63,8 +69,17 @@ static void thread_main(void *arg)
     }
 }
 
-int zl_io_thread_start(zl_io_thread *t)
+int zl_io_thread_start(zl_io_thread *t, int index,
+                       const zl_io_thread_config *config)
 {
+    t->config = *config;
+    /* libzmq's names, so that tools and scripts that look for them still
+     * find them. */
+    if (config->name_prefix >= 0)
+        snprintf(t->name, sizeof t->name, "%d/ZMQbg/IO/%d", config->name_prefix,
+                 index);
+    else
+        snprintf(t->name, sizeof t->name, "ZMQbg/IO/%d", index);
     t->stopping = false;
     atomic_init(&t->load, 0);
     atomic_init(&t->cpu, -1);

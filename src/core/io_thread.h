@@ -16,6 +16,16 @@ struct zl_io_object;
 /* Each on lines of its own (zl_ctx allocates them aligned): application
  * threads write the mailbox and read cpu, and a neighbour on the heap that
  * shared a line with them cost PAIR tcp 64 B a sixth of its rate. */
+/* How an I/O thread is started: libzmq's context options, applied best
+ * effort by the thread itself (backend.h). */
+#define ZL_AFFINITY_MAX 64
+typedef struct zl_io_thread_config {
+    int name_prefix; /* -1: none; else "<n>/ZMQbg/IO/<i>", as libzmq */
+    int sched_policy, priority; /* -1: the OS's */
+    int cpus[ZL_AFFINITY_MAX];
+    int cpu_count;
+} zl_io_thread_config;
+
 typedef struct zl_io_thread {
     _Alignas(ZL_CACHE_LINE) zl_loop *loop;
     uv_thread_t thread;
@@ -24,6 +34,8 @@ typedef struct zl_io_thread {
     /* The CPU the thread ran its last turn on (zl_thread_cpu), or -1:
      * application threads do not spin on it (wait.h). */
     atomic_int cpu;
+    char name[32];              /* the OS keeps the first 15 bytes on Linux */
+    zl_io_thread_config config; /* read by the thread as it starts */
     _Alignas(ZL_CACHE_LINE) zl_mailbox mailbox;
 } zl_io_thread;
 
@@ -43,7 +55,9 @@ typedef struct zl_io_object {
     zl_io_thread *thread;
 } zl_io_object;
 
-int zl_io_thread_start(zl_io_thread *t);
+/* index names the thread ("ZMQbg/IO/<index>"). */
+int zl_io_thread_start(zl_io_thread *t, int index,
+                       const zl_io_thread_config *config);
 /* The longest the thread spins before it sleeps, in ns (ZLINK_SPIN_BUDGET);
  * any thread. */
 void zl_io_thread_set_spin_budget(zl_io_thread *t, uint32_t budget_ns);

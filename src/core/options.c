@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "transport/tcp_options.h"
 #include "zlink.h"
 #if defined(ZLINK_HAVE_TLS)
 #include "transport/tls_config.h"
@@ -32,6 +33,7 @@ void zl_options_init(zl_options *o, int type)
     o->rcvbuf = -1;
     o->maxmsgsize = -1;
     o->maxmsgparts = ZLINK_MAXMSGPARTS_DFLT;
+    zl_tcp_opts_init(&o->tcp);
 }
 
 int zl_option_int(const void *val, size_t len, int *out)
@@ -286,6 +288,8 @@ int zl_options_set(zl_options *o, int option, const void *val, size_t len)
     case ZLINK_WS_ALLOWED_ORIGINS:
         return set_string(&o->ws_allowed_origins, val, len, ZL_WS_ORIGINS_MAX);
     default:
+        if (zl_tcp_is_option(option))
+            return zl_tcp_option_set(o, option, val, len);
 #if defined(ZLINK_HAVE_TLS)
         if (zl_tls_is_option(option))
             return zl_tls_option_set(&o->tls, option, val, len);
@@ -371,6 +375,8 @@ int zl_options_get(const zl_options *o, int option, void *val, size_t *len)
         return 0;
     }
     default:
+        if (zl_tcp_is_option(option))
+            return zl_tcp_option_get(o, option, val, len);
 #if defined(ZLINK_HAVE_TLS)
         if (zl_tls_is_option(option))
             return zl_tls_option_get(o->tls, option, val, len);

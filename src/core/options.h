@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "backend.h"
 #include "pipe.h"
 
 typedef struct zl_options {
@@ -20,7 +21,9 @@ typedef struct zl_options {
     int heartbeat_ivl, heartbeat_ttl, heartbeat_timeout;
     int sndbuf, rcvbuf;
     int64_t maxmsgsize;
-    int maxmsgparts; /* -1: no limit */
+    int maxmsgparts;     /* -1: no limit */
+    int connect_timeout; /* ZLINK_CONNECT_TIMEOUT ms; 0: the OS's own */
+    zl_tcp_opts tcp;     /* transport/tcp_options.c */
     bool ipv6;
     bool immediate;
     bool router_mandatory;

@@ -289,6 +289,9 @@ static void set_buffer_sizes(zl_handle *h, const zl_options *options,
         transport == ZL_TRANSPORT_IPC)
         sndbuf = IPC_SNDBUF_DEFAULT;
     zl_handle_set_buffers(h, sndbuf, options->rcvbuf > 0 ? options->rcvbuf : 0);
+    /* Keepalive, MAXRT and TOS on both sides of a tcp connection, as
+     * libzmq; the backend leaves other transports alone. */
+    zl_handle_tune_tcp(h, &options->tcp);
 }
 
 /* Wraps the connected handle in its transport's stream and starts an
@@ -319,6 +322,12 @@ static void on_connected(zl_op *op, int status, size_t bytes)
     zl_session *s = op->data;
     zl_handle *h = s->connecting;
     s->connecting = NULL;
+    zl_timer_stop(s->base.thread->loop, &s->connect_timer);
+    /* CONNECT_TIMEOUT cancelled it: a failed attempt, retried as libzmq
+     * does (CLOSED, then CONNECT_RETRIED). */
+    if (status == ZL_ECANCELED && s->connect_timed_out && !s->destroying)
+        status = -ETIMEDOUT;
+    s->connect_timed_out = false;
     if (status == ZL_ECANCELED || s->destroying) {
         /* Destroyed while connecting means destroy() closed h already:
          * closing it twice freed it under this very completion. */
@@ -341,16 +350,30 @@ static void on_connected(zl_op *op, int status, size_t bytes)
         schedule_reconnect(s);
 }
 
+static void on_connect_timeout(zl_timer *t)
+{
+    zl_session *s = t->data;
+    if (!s->connecting)
+        return;
+    s->connect_timed_out = true;
+    zl_handle_cancel(s->connecting); /* on_connected takes it from here */
+}
+
 static void start_connect(zl_session *s)
 {
     int err = 0;
+    zl_loop *loop = s->base.thread->loop;
     s->connecting =
-        zl_handle_connect(s->base.thread->loop, &s->addr, &s->connect_op, &err);
+        zl_handle_connect_ex(loop, &s->addr, s->has_src ? &s->src : NULL,
+                             &s->options.tcp, &s->connect_op, &err);
     if (!s->connecting) {
         zl_monitor_event(s->socket, ZLINK_EVENT_CLOSED, 0, s->endpoint);
         schedule_reconnect(s);
         return;
     }
+    if (s->options.connect_timeout > 0)
+        zl_timer_start(loop, &s->connect_timer,
+                       (uint64_t)s->options.connect_timeout);
     zl_monitor_event(s->socket, ZLINK_EVENT_CONNECT_DELAYED, EINPROGRESS,
                      s->endpoint);
 }
@@ -363,6 +386,7 @@ static void destroy(zl_session *s)
     zl_timer_stop(loop, &s->reconnect_timer);
     zl_timer_stop(loop, &s->linger_timer);
     s->destroying = true;
+    zl_timer_stop(loop, &s->connect_timer);
     if (s->connecting) {
         /* Its completion still refers to us: wait for it. */
         s->terminating = true;
@@ -523,6 +547,8 @@ static zl_session *session_new(zl_socket *socket, zl_io_thread *thread,
     s->linger_timer.data = s;
     s->connect_op.cb = on_connected;
     s->connect_op.data = s;
+    s->connect_timer.cb = on_connect_timeout;
+    s->connect_timer.data = s;
     atomic_fetch_add(&thread->load, 1);
     atomic_fetch_add(&socket->io_objects, 1);
     return s;
@@ -538,13 +564,18 @@ static void session_free_unstarted(zl_session *s)
 }
 
 zl_session *zl_session_create_connect(zl_socket *socket, zl_io_thread *thread,
-                                      const zl_addr *addr, const char *endpoint)
+                                      const zl_addr *addr, const zl_addr *src,
+                                      const char *endpoint)
 {
     zl_session *s = session_new(socket, thread, &socket->options, endpoint);
     if (!s)
         return NULL;
     s->connect_side = true;
     s->addr = *addr;
+    if (src) {
+        s->src = *src;
+        s->has_src = true;
+    }
     /* Messages sent before the peer arrives queue in this pipe, unless
      * IMMEDIATE asks to queue only to connected peers. A ROUTER needs the
      * peer's routing id first, so its pipe waits for the handshake, unless

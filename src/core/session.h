@@ -30,8 +30,12 @@ typedef struct zl_session {
     /* Connecting side. */
     bool connect_side;
     zl_addr addr;
+    zl_addr src; /* "tcp://src;dst": the local address to connect from */
+    bool has_src;
     zl_handle *connecting;
     zl_op connect_op;
+    zl_timer connect_timer; /* CONNECT_TIMEOUT */
+    bool connect_timed_out;
     zl_timer reconnect_timer;
     int reconnect_ivl_now;
 
@@ -53,7 +57,7 @@ typedef struct zl_session {
  * Creates and attaches the pipe at once unless IMMEDIATE (or ROUTER). */
 zl_session *zl_session_create_connect(struct zl_socket *socket,
                                       zl_io_thread *thread, const zl_addr *addr,
-                                      const char *endpoint);
+                                      const zl_addr *src, const char *endpoint);
 /* Accepted side: created on the listener's thread with a connected handle. */
 zl_session *zl_session_create_accepted(struct zl_socket *socket,
                                        zl_io_thread *thread,

@@ -857,6 +857,8 @@ int zlink_bind(void *handle, const char *endpoint)
     if (rc != 0 || zl_stream_prepare(&s->options, transport, true) != 0)
         return -1;
     zl_io_thread *thread = zl_ctx_choose_thread(s->ctx);
+    if (!thread)
+        return -1;
     zl_listener_object *listener;
     char resolved[300];
     if (zl_listener_object_create(s, thread, &addr, transport, tmpdir, resolved,
@@ -894,7 +896,8 @@ int zlink_connect(void *handle, const char *endpoint)
         zl_options_consume_connect_id(&s->options);
         return add_endpoint(s, endpoint, endpoint, NULL, ours);
     }
-    zl_addr addr;
+    zl_addr addr, src;
+    bool has_src = false;
     int rc;
 #if defined(ZLINK_WITH_WS)
     if (transport == ZL_TRANSPORT_WS || transport == ZL_TRANSPORT_WSS) {
@@ -906,13 +909,17 @@ int zlink_connect(void *handle, const char *endpoint)
     } else
 #endif
         rc = zl_transport_is_tcp(transport)
-                 ? zl_tcp_resolve(rest, false, s->options.ipv6, &addr)
+                 ? zl_tcp_resolve_connect(rest, s->options.ipv6, &addr, &src,
+                                          &has_src)
                  : zl_ipc_resolve(rest, false, &addr, NULL, 0);
     if (rc != 0 || zl_stream_prepare(&s->options, transport, false) != 0)
         return -1;
     zl_io_thread *thread = zl_ctx_choose_thread(s->ctx);
+    if (!thread)
+        return -1;
     size_t pipes_before = s->pipe_count;
-    zl_session *session = zl_session_create_connect(s, thread, &addr, endpoint);
+    zl_session *session = zl_session_create_connect(
+        s, thread, &addr, has_src ? &src : NULL, endpoint);
     if (!session) {
         errno = ENOMEM;
         return -1;

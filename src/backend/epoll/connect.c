@@ -8,14 +8,32 @@
 #include <errno.h>
 #include <unistd.h>
 
+#include "tcp_opts.h"
+
 zl_handle *zl_handle_connect(zl_loop *loop, const zl_addr *addr, zl_op *op,
                              int *err)
+{
+    return zl_handle_connect_ex(loop, addr, NULL, NULL, op, err);
+}
+
+zl_handle *zl_handle_connect_ex(zl_loop *loop, const zl_addr *addr,
+                                const zl_addr *src, const zl_tcp_opts *opts,
+                                zl_op *op, int *err)
 {
     int family = addr->u.sa.sa_family;
     int fd = socket(family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     if (fd < 0) {
         if (err)
             *err = -errno;
+        return NULL;
+    }
+    int rc = zl_posix_tcp_prepare(fd, family, opts);
+    if (rc == 0)
+        rc = zl_posix_bind_source(fd, src);
+    if (rc != 0) {
+        close(fd);
+        if (err)
+            *err = rc;
         return NULL;
     }
     zl_handle *h = zl_epoll_handle_new(loop, fd);

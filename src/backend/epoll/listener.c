@@ -10,7 +10,10 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-static int open_socket(const zl_addr *addr, int backlog)
+#include "tcp_opts.h"
+
+static int open_socket(const zl_addr *addr, int backlog,
+                       const zl_tcp_opts *opts)
 {
     int family = addr->u.sa.sa_family;
     int fd = socket(family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
@@ -22,6 +25,11 @@ static int open_socket(const zl_addr *addr, int backlog)
         setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, sizeof on);
     if (family == AF_INET6)
         setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &off, sizeof off);
+    int rc = zl_posix_tcp_prepare(fd, family, opts);
+    if (rc != 0) {
+        close(fd);
+        return rc;
+    }
     /* Sockets accepted here inherit it, so a pacing default never starts
      * on them (loopback.c). */
     zl_epoll_unpace_loopback(fd, &addr->u.sa);
@@ -41,7 +49,13 @@ static int open_socket(const zl_addr *addr, int backlog)
 int zl_listener_open(zl_loop *loop, const zl_addr *addr, int backlog,
                      zl_listener **out)
 {
-    int fd = open_socket(addr, backlog);
+    return zl_listener_open_ex(loop, addr, backlog, NULL, out);
+}
+
+int zl_listener_open_ex(zl_loop *loop, const zl_addr *addr, int backlog,
+                        const zl_tcp_opts *opts, zl_listener **out)
+{
+    int fd = open_socket(addr, backlog, opts);
     if (fd < 0)
         return fd;
     zl_listener *l = calloc(1, sizeof *l);

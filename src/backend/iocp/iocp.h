@@ -112,6 +112,10 @@ zl_handle *zl_iocp_handle_new(zl_loop *loop, SOCKET s, int family,
 int zl_iocp_handle_complete(zl_handle *h, zl_op *op, int status, size_t bytes);
 void zl_iocp_set_nodelay(SOCKET s, int family);
 
+/* ---- iocp_tcp_opts.c ---- */
+/* Before bind or connect: TOS; a device is -ENOTSUP (no SO_BINDTODEVICE). */
+int zl_iocp_tcp_prepare(SOCKET s, int family, const zl_tcp_opts *opts);
+
 /* ---- iocp_global.c ---- */
 /* RtlNtStatusToDosError, looked up once in ntdll. */
 ULONG zl_iocp_ntstatus_to_win32(LONG status);

@@ -66,10 +66,22 @@ static void connect_unix_directly(zl_handle *h, zl_op *op, const zl_addr *addr)
     zl_iocp_defer(h->loop, op, status, 0);
 }
 
-static void start_connect(zl_handle *h, zl_op *op, const zl_addr *addr)
+/* The "tcp://src;dst" form: ConnectEx's bind goes to the given source. */
+static int bind_source(SOCKET s, const zl_addr *src)
+{
+    BOOL on = TRUE;
+    setsockopt(s, SOL_SOCKET, SO_REUSEADDR, (const char *)&on, sizeof on);
+    if (bind(s, &src->u.sa, src->len) != 0)
+        return zl_iocp_errno_from_wsa(WSAGetLastError());
+    return 0;
+}
+
+static void start_connect(zl_handle *h, zl_op *op, const zl_addr *addr,
+                          const zl_addr *src)
 {
     bool is_unix = h->family == AF_UNIX;
-    int err = bind_wildcard(h->socket, h->family);
+    int err = src && !is_unix ? bind_source(h->socket, src)
+                              : bind_wildcard(h->socket, h->family);
     LPFN_CONNECTEX connect_ex = err == 0 ? lookup_connect_ex(h->socket) : NULL;
     if (connect_ex == NULL) {
         if (is_unix) {
@@ -95,12 +107,25 @@ static void start_connect(zl_handle *h, zl_op *op, const zl_addr *addr)
 zl_handle *zl_handle_connect(zl_loop *loop, const zl_addr *addr, zl_op *op,
                              int *err)
 {
+    return zl_handle_connect_ex(loop, addr, NULL, NULL, op, err);
+}
+
+zl_handle *zl_handle_connect_ex(zl_loop *loop, const zl_addr *addr,
+                                const zl_addr *src, const zl_tcp_opts *opts,
+                                zl_op *op, int *err)
+{
     int family = addr->u.sa.sa_family;
     SOCKET s = zl_iocp_socket_open(family, err);
     if (s == INVALID_SOCKET)
         return NULL;
+    int rc = zl_iocp_tcp_prepare(s, family, opts);
+    if (rc != 0) {
+        closesocket(s);
+        *err = rc;
+        return NULL;
+    }
     bool skip = false;
-    int rc = zl_iocp_socket_attach(loop, s, &skip);
+    rc = zl_iocp_socket_attach(loop, s, &skip);
     zl_handle *h = rc == 0 ? zl_iocp_handle_new(loop, s, family, skip) : NULL;
     if (h == NULL) {
         closesocket(s);
@@ -114,6 +139,6 @@ zl_handle *zl_handle_connect(zl_loop *loop, const zl_addr *addr, zl_op *op,
     op->accepted = NULL;
     h->connect_op = op;
     h->pending++;
-    start_connect(h, op, addr);
+    start_connect(h, op, addr, src);
     return h;
 }

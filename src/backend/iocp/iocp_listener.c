@@ -44,6 +44,12 @@ static void set_bind_options(SOCKET s, const zl_addr *addr)
 int zl_listener_open(zl_loop *loop, const zl_addr *addr, int backlog,
                      zl_listener **out)
 {
+    return zl_listener_open_ex(loop, addr, backlog, NULL, out);
+}
+
+int zl_listener_open_ex(zl_loop *loop, const zl_addr *addr, int backlog,
+                        const zl_tcp_opts *opts, zl_listener **out)
+{
     int family = addr->u.sa.sa_family;
     int err = 0;
     SOCKET s = zl_iocp_socket_open(family, &err);
@@ -55,6 +61,9 @@ int zl_listener_open(zl_loop *loop, const zl_addr *addr, int backlog,
         goto fail;
     }
     set_bind_options(s, addr);
+    err = zl_iocp_tcp_prepare(s, family, opts);
+    if (err != 0)
+        goto fail;
     if (bind(s, &addr->u.sa, addr->len) != 0 ||
         listen(s, backlog > 0 ? backlog : SOMAXCONN) != 0) {
         err = wsa_errno();

@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <sys/socket.h>
 
+#include "tcp_opts.h"
+
 zl_handle *zl_kq_handle_new(zl_loop *loop, int fd)
 {
     zl_handle *h = calloc(1, sizeof *h);
@@ -113,4 +115,9 @@ int zl_handle_peer_cred(zl_handle *h, unsigned *uid, unsigned *gid, int *pid)
 zl_os_socket zl_handle_os_socket(const zl_handle *h)
 {
     return h->io.fd;
+}
+
+int zl_handle_tune_tcp(zl_handle *h, const zl_tcp_opts *opts)
+{
+    return zl_posix_tcp_tune(h->io.fd, opts);
 }

@@ -11,6 +11,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "tcp_opts.h"
+
 /* How long a listener waits after accept failed with EMFILE, ENFILE,
  * ENOBUFS or ENOMEM. The connection stays queued, so accepting again at
  * once fails again at once: a busy loop that starves every other
@@ -18,7 +20,8 @@
  * still takes the connection soon after a descriptor is given back. */
 #define ZL_KQ_ACCEPT_BACKOFF_MS 100
 
-static int open_socket(const zl_addr *addr, int backlog)
+static int open_socket(const zl_addr *addr, int backlog,
+                       const zl_tcp_opts *opts)
 {
     int family = addr->u.sa.sa_family;
     int fd = zl_kq_socket(family);
@@ -30,6 +33,11 @@ static int open_socket(const zl_addr *addr, int backlog)
         setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, sizeof on);
     if (family == AF_INET6)
         setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &off, sizeof off);
+    int rc = zl_posix_tcp_prepare(fd, family, opts);
+    if (rc != 0) {
+        close(fd);
+        return rc;
+    }
     if (bind(fd, &addr->u.sa, addr->len) != 0 ||
         listen(fd, backlog > 0 ? backlog : SOMAXCONN) != 0) {
         int err = -errno;
@@ -44,7 +52,13 @@ static int open_socket(const zl_addr *addr, int backlog)
 int zl_listener_open(zl_loop *loop, const zl_addr *addr, int backlog,
                      zl_listener **out)
 {
-    int fd = open_socket(addr, backlog);
+    return zl_listener_open_ex(loop, addr, backlog, NULL, out);
+}
+
+int zl_listener_open_ex(zl_loop *loop, const zl_addr *addr, int backlog,
+                        const zl_tcp_opts *opts, zl_listener **out)
+{
+    int fd = open_socket(addr, backlog, opts);
     if (fd < 0)
         return fd;
     zl_listener *l = calloc(1, sizeof *l);

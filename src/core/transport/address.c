@@ -71,6 +71,9 @@ const char *zl_transport_scheme(zl_transport t)
 
 int zl_tcp_host(const char *hostport, char *buf, size_t cap)
 {
+    const char *semi = strrchr(hostport, ';');
+    if (semi)
+        hostport = semi + 1; /* "src;dst": the host is dst's */
     const char *colon = strrchr(hostport, ':');
     size_t n = colon ? (size_t)(colon - hostport) : 0;
     if (n >= 2 && hostport[0] == '[' && hostport[n - 1] == ']') {
@@ -136,7 +139,82 @@ static int resolve_name(const char *host, bool ipv6, zl_addr *out)
     return 0;
 }
 
-int zl_tcp_resolve(const char *hostport, bool for_bind, bool ipv6, zl_addr *out)
+/* The first address of the named interface (libzmq's "tcp://eth0:5555"):
+ * IPv4, or with ipv6 IPv6 first and then IPv4. */
+static int resolve_interface(const char *name, bool ipv6, zl_addr *out)
+{
+    uv_interface_address_t *list;
+    int count;
+    if (uv_interface_addresses(&list, &count) != 0)
+        return -1;
+    int found = -1;
+    for (int pass = 0; pass < 2 && found < 0; pass++) {
+        int family = ipv6 && pass == 0 ? AF_INET6 : AF_INET;
+        if (pass == 1 && !ipv6)
+            break;
+        for (int i = 0; i < count && found < 0; i++)
+            if (strcmp(list[i].name, name) == 0 &&
+                list[i].address.address4.sin_family == family)
+                found = i;
+    }
+    if (found >= 0) {
+        if (list[found].address.address4.sin_family == AF_INET6) {
+            out->u.in6 = list[found].address.address6;
+            out->len = sizeof out->u.in6;
+        } else {
+            out->u.in4 = list[found].address.address4;
+            out->len = sizeof out->u.in4;
+        }
+    }
+    uv_free_interface_addresses(list, count);
+    return found >= 0 ? 0 : -1;
+}
+
+/* What a host may be. Binds take "*", interface names and DNS names;
+ * connects take DNS names; a connect's source takes "*" and interface
+ * names but never asks DNS (libzmq's rules). */
+typedef struct host_rules {
+    bool wildcard, nic, dns;
+} host_rules;
+
+static int resolve_host(const char *host, host_rules rules, bool ipv6,
+                        zl_addr *out)
+{
+    if (strcmp(host, "*") == 0) {
+        if (!rules.wildcard) {
+            errno = EINVAL;
+            return -1;
+        }
+        if (ipv6) {
+            out->u.in6.sin6_family = AF_INET6;
+            out->u.in6.sin6_addr = in6addr_any;
+            out->len = sizeof out->u.in6;
+        } else {
+            out->u.in4.sin_family = AF_INET;
+            out->len = sizeof out->u.in4;
+        }
+        return 0;
+    }
+    if (uv_inet_pton(AF_INET, host, &out->u.in4.sin_addr) == 0) {
+        out->u.in4.sin_family = AF_INET;
+        out->len = sizeof out->u.in4;
+        return 0;
+    }
+    if (uv_inet_pton(AF_INET6, host, &out->u.in6.sin6_addr) == 0) {
+        out->u.in6.sin6_family = AF_INET6;
+        out->len = sizeof out->u.in6;
+        return 0;
+    }
+    if (rules.nic && resolve_interface(host, ipv6, out) == 0)
+        return 0;
+    if (rules.dns)
+        return resolve_name(host, ipv6, out);
+    errno = ENODEV;
+    return -1;
+}
+
+static int resolve_hostport(const char *hostport, host_rules rules,
+                            bool port_wildcard, bool ipv6, zl_addr *out)
 {
     memset(out, 0, sizeof *out);
     const char *colon = strrchr(hostport, ':');
@@ -145,7 +223,7 @@ int zl_tcp_resolve(const char *hostport, bool for_bind, bool ipv6, zl_addr *out)
         return -1;
     }
     int port;
-    if (parse_port(colon + 1, for_bind, &port) != 0)
+    if (parse_port(colon + 1, port_wildcard, &port) != 0)
         return -1;
     char host[256];
     size_t hlen = (size_t)(colon - hostport);
@@ -159,34 +237,43 @@ int zl_tcp_resolve(const char *hostport, bool for_bind, bool ipv6, zl_addr *out)
         memmove(host, host + 1, hlen - 2);
         host[hlen - 2] = '\0';
     }
-
-    if (strcmp(host, "*") == 0) {
-        if (!for_bind) {
-            errno = EINVAL;
-            return -1;
-        }
-        if (ipv6) {
-            out->u.in6.sin6_family = AF_INET6;
-            out->u.in6.sin6_addr = in6addr_any;
-            out->len = sizeof out->u.in6;
-        } else {
-            out->u.in4.sin_family = AF_INET;
-            out->len = sizeof out->u.in4;
-        }
-    } else if (uv_inet_pton(AF_INET, host, &out->u.in4.sin_addr) == 0) {
-        out->u.in4.sin_family = AF_INET;
-        out->len = sizeof out->u.in4;
-    } else if (uv_inet_pton(AF_INET6, host, &out->u.in6.sin6_addr) == 0) {
-        out->u.in6.sin6_family = AF_INET6;
-        out->len = sizeof out->u.in6;
-    } else if (resolve_name(host, ipv6, out) != 0) {
+    if (resolve_host(host, rules, ipv6, out) != 0)
         return -1;
-    }
     if (out->u.sa.sa_family == AF_INET6)
         out->u.in6.sin6_port = htons((uint16_t)port);
     else
         out->u.in4.sin_port = htons((uint16_t)port);
     return 0;
+}
+
+int zl_tcp_resolve(const char *hostport, bool for_bind, bool ipv6, zl_addr *out)
+{
+    host_rules rules = {.wildcard = for_bind, .nic = for_bind, .dns = true};
+    return resolve_hostport(hostport, rules, for_bind, ipv6, out);
+}
+
+int zl_tcp_resolve_connect(const char *rest, bool ipv6, zl_addr *dst,
+                           zl_addr *src, bool *has_src)
+{
+    const char *semi = strrchr(rest, ';');
+    *has_src = semi != NULL;
+    if (!semi)
+        return zl_tcp_resolve(rest, false, ipv6, dst);
+    char source[300];
+    size_t n = (size_t)(semi - rest);
+    if (n == 0 || n >= sizeof source) {
+        errno = EINVAL;
+        return -1;
+    }
+    memcpy(source, rest, n);
+    source[n] = '\0';
+    /* A source without a port (no ':' at all) takes any port. */
+    if (!strchr(source, ':') && n + 2 < sizeof source)
+        memcpy(source + n, ":0", 3);
+    host_rules rules = {.wildcard = true, .nic = true, .dns = false};
+    if (resolve_hostport(source, rules, true, ipv6, src) != 0)
+        return -1;
+    return zl_tcp_resolve(semi + 1, false, ipv6, dst);
 }
 
 static int make_tmpdir(char *tmpdir, size_t cap)
@@ -225,6 +312,10 @@ int zl_ipc_resolve(const char *path, bool for_bind, zl_addr *out, char *tmpdir,
         path = built;
     }
     size_t n = strlen(path);
+    if (strcmp(path, "@") == 0) {
+        errno = EINVAL; /* an abstract name must have one, as in libzmq */
+        return -1;
+    }
     if (n == 0 || n >= sizeof out->u.un.sun_path) {
         errno = ENAMETOOLONG;
         return -1;

@@ -13,8 +13,8 @@ typedef enum zl_transport {
     ZL_TRANSPORT_IPC,
     ZL_TRANSPORT_INPROC,
     ZL_TRANSPORT_TLS, /* tcp addresses, a TLS stream */
-    ZL_TRANSPORT_WS, /* "ws://host:port[/path]": tcp under a WebSocket */
-    ZL_TRANSPORT_WSS /* the same over TLS */
+    ZL_TRANSPORT_WS,  /* "ws://host:port[/path]": tcp under a WebSocket */
+    ZL_TRANSPORT_WSS  /* the same over TLS */
 } zl_transport;
 
 /* The transports that bind and connect tcp addresses ("host:port"). */
@@ -36,10 +36,17 @@ int zl_endpoint_split(const char *endpoint, zl_transport *transport,
 int zl_tcp_host(const char *hostport, char *buf, size_t cap);
 
 /* "host:port", "*:port", "[v6]:port", "host:*"; hostnames go through
- * getaddrinfo. for_bind allows "*" as host and port. -1 with errno EINVAL
+ * getaddrinfo. for_bind allows "*" as host and port, and interface names
+ * ("lo:*", "eth0:5555") before DNS names. -1 with errno EINVAL
  * or ENODEV (no such host). */
 int zl_tcp_resolve(const char *hostport, bool for_bind, bool ipv6,
                    zl_addr *out);
+
+/* A connect's "host:port" or "src;host:port" (libzmq's source-address
+ * form: src is "host:port", "*:port", "interface:port" or a bare host,
+ * never looked up in DNS). *has_src tells whether src was given. */
+int zl_tcp_resolve_connect(const char *rest, bool ipv6, zl_addr *dst,
+                           zl_addr *src, bool *has_src);
 
 /* "path", "@abstract", or "*" (for_bind: a fresh temporary directory; its
  * path is written into tmpdir, else tmpdir is set to ""). */

@@ -272,8 +272,8 @@ int zl_listener_object_create(zl_socket *socket, zl_io_thread *thread,
         uv_fs_unlink(NULL, &req, l->ipc_path, NULL);
         uv_fs_req_cleanup(&req);
     }
-    int rc = zl_listener_open(thread->loop, addr, socket->options.backlog,
-                              &l->listener);
+    int rc = zl_listener_open_ex(thread->loop, addr, socket->options.backlog,
+                                 &socket->options.tcp, &l->listener);
     if (rc != 0) {
         zl_options_destroy(&l->options);
         free(l);

@@ -329,8 +329,8 @@ static zl_ws_port *port_open(zl_socket *socket, zl_io_thread *thread,
         errno = ENOMEM;
         return NULL;
     }
-    int rc = zl_listener_open(thread->loop, addr, socket->options.backlog,
-                              &p->listener);
+    int rc = zl_listener_open_ex(thread->loop, addr, socket->options.backlog,
+                                 &socket->options.tcp, &p->listener);
     if (rc != 0) {
         zl_options_destroy(&p->options);
         free(p);
@@ -394,7 +394,8 @@ int zl_ws_bind(zl_socket *socket, bool secure, const char *rest, char *resolved,
         return -1;
     }
     if (fresh) {
-        p = port_open(socket, zl_ctx_choose_thread(socket->ctx), &addr, secure);
+        zl_io_thread *thread = zl_ctx_choose_thread(socket->ctx);
+        p = thread ? port_open(socket, thread, &addr, secure) : NULL;
         if (!p) {
             uv_mutex_unlock(&registry_lock);
             return -1;

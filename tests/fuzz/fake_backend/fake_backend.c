@@ -11,9 +11,9 @@
 #endif
 #include "fake_backend.h"
 
+#include "atomics.h"
 #include <errno.h>
 #include <pthread.h>
-#include "atomics.h"
 #include <stdlib.h>
 #include <string.h>
 
@@ -450,6 +450,23 @@ zl_handle *zl_handle_connect(zl_loop *loop, const zl_addr *addr, zl_op *op,
     return h;
 }
 
+/* TCP settings change nothing a fuzzed connection can see. */
+zl_handle *zl_handle_connect_ex(zl_loop *loop, const zl_addr *addr,
+                                const zl_addr *src, const zl_tcp_opts *opts,
+                                zl_op *op, int *err)
+{
+    (void)src;
+    (void)opts;
+    return zl_handle_connect(loop, addr, op, err);
+}
+
+int zl_handle_tune_tcp(zl_handle *h, const zl_tcp_opts *opts)
+{
+    (void)h;
+    (void)opts;
+    return 0;
+}
+
 void zl_handle_set_buffers(zl_handle *h, int sndbuf, int rcvbuf)
 {
     (void)h;
@@ -482,6 +499,13 @@ int zl_listener_open(zl_loop *loop, const zl_addr *addr, int backlog,
         l->addr.u.in4.sin_port = htons(5555);
     *out = l;
     return 0;
+}
+
+int zl_listener_open_ex(zl_loop *loop, const zl_addr *addr, int backlog,
+                        const zl_tcp_opts *opts, zl_listener **out)
+{
+    (void)opts;
+    return zl_listener_open(loop, addr, backlog, out);
 }
 
 int zl_listener_local_addr(zl_listener *l, zl_addr *out)
