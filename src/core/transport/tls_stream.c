@@ -28,8 +28,11 @@
 /* Ciphertext read per lower read. Held while the connection is busy only:
  * an idle one probes instead, as the engine does. */
 #define CIPHER_IN_CAP (64 * 1024)
-/* Ciphertext handed to one lower write: four full records. */
-#define CIPHER_OUT_CAP (4 * RECORD_ROOM)
+/* Ciphertext handed to one lower write: seven full records, as many as
+ * the pool block of four takes anyway (its size class is 128 KiB). An
+ * engine batch of a little over 64 KiB then leaves in one write, where
+ * four records left its last few hundred bytes to a second one. */
+#define CIPHER_OUT_CAP (7 * RECORD_ROOM)
 
 #define TLS_ALERT_RECORD 21
 #define TLS_HANDSHAKE_RECORD 22
