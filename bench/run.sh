@@ -719,19 +719,24 @@ run_tls() {
             done
         done
     done
-    local hs=$RESULTS/tls_handshakes.csv
+    local hs=$RESULTS/tls_handshakes.csv kind
     : >"$hs"
-    for ((run = 1; run <= RUNS; run++)); do
-        for cell in zlink:tcp zlink:tls libzmq:curve; do
-            lib=${cell%%:*} transport=${cell#*:}
-            line=$(timeout "$TIMEOUT" "$BIN_DIR/zlink_bench_$lib" \
-                --handshakes "$HANDSHAKES" --transport "$transport" --csv |
-                grep "^$lib,handshakes," || true)
-            IFS=, read -r _ _ _ _ _ _ _ status _ msg_s _ <<<"$line"
-            [[ ${status:-} == OK ]] || msg_s=""
-            echo "$cell,$run,$msg_s" >>"$hs"
-            printf '  handshakes    %-13s run %d: %s /s\n' "$cell" "$run" \
-                "${msg_s:-FAILED}"
+    # handshakes: a new DEALER each time; reconnects: one DEALER that
+    # disconnects and connects again (where TLS resumes its session).
+    for kind in handshakes reconnects; do
+        for ((run = 1; run <= RUNS; run++)); do
+            for cell in zlink:tcp zlink:tls libzmq:curve; do
+                lib=${cell%%:*} transport=${cell#*:}
+                line=$(timeout "$TIMEOUT" "$BIN_DIR/zlink_bench_$lib" \
+                    --handshakes "$HANDSHAKES" --transport "$transport" \
+                    $([[ $kind == reconnects ]] && echo --reconnect) --csv |
+                    grep "^$lib,$kind," || true)
+                IFS=, read -r _ _ _ _ _ _ _ status _ msg_s _ <<<"$line"
+                [[ ${status:-} == OK ]] || msg_s=""
+                echo "$kind,$cell,$run,$msg_s" >>"$hs"
+                printf '  %-13s %-13s run %d: %s /s\n' "$kind" "$cell" \
+                    "$run" "${msg_s:-FAILED}"
+            done
         done
     done
     {
@@ -759,18 +764,24 @@ run_tls() {
                 }
             }' "$raw"
         echo
-        echo "Connections per second ($HANDSHAKES DEALERs in turn: connect, handshake, one message, close):"
+        echo "Connections per second: handshakes = $HANDSHAKES DEALERs in turn (connect, handshake, one message, close);"
+        echo "reconnects = one DEALER connecting, sending one message and disconnecting $HANDSHAKES times."
         echo
-        echo "| zlink tcp | zlink tls | libzmq curve |"
-        echo "| ---: | ---: | ---: |"
-        awk -F, '$3 != "" { v[$1] = v[$1] " " $3 }
+        echo "| cell | zlink tcp | zlink tls | libzmq curve |"
+        echo "| --- | ---: | ---: | ---: |"
+        awk -F, '$4 != "" { v[$1 "," $2] = v[$1 "," $2] " " $4; kinds[$1] = 1 }
             function median(list,   a, n, i, j, t) {
                 n = split(list, a, " ")
                 for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++)
                     if (a[j] + 0 < a[i] + 0) { t = a[i]; a[i] = a[j]; a[j] = t }
                 return n ? (n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2) : 0
             }
-            END { printf "| %.0f | %.0f | %.0f |\n", median(v["zlink:tcp"]), median(v["zlink:tls"]), median(v["libzmq:curve"]) }' "$hs"
+            END {
+                split("handshakes reconnects", ks, " ")
+                for (k = 1; k <= 2; k++) if (ks[k] in kinds)
+                    printf "| %s | %.0f | %.0f | %.0f |\n", ks[k], median(v[ks[k] ",zlink:tcp"]),
+                        median(v[ks[k] ",zlink:tls"]), median(v[ks[k] ",libzmq:curve"])
+            }' "$hs"
     } >"$md"
     cat "$md"
 }

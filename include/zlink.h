@@ -330,7 +330,10 @@ ZLINK_EXPORT const char *zlink_msg_gets(const zlink_msg_t *msg,
  * zlink_connect, which read the files and parse the PEM then: a
  * certificate, key or CA that cannot be loaded, a server without a
  * certificate and key, or a verifying client with neither a CA nor a
- * system trust store makes bind/connect fail with EINVAL. */
+ * system trust store makes bind/connect fail with EINVAL. A client that
+ * reconnects to the same endpoint and host name, with the same options,
+ * resumes its TLS session (a ticket of the server's, TLS 1.2) for up to an
+ * hour after its last full handshake, skipping the certificate exchange. */
 /* string: PEM file of our certificate chain (leaf first). Required on a
  * server, optional on a client (for REQUIRE_CLIENT_CERT servers). */
 #define ZLINK_TLS_CERT 1000

@@ -29,11 +29,12 @@ static zl_stream *plain_create(zl_handle *handle)
 }
 
 /* A stream over the handle, plain or TLS (hostname: what a client checks
- * the server's certificate against). It takes the handle: on failure the
+ * the server's certificate against; endpoint: the host:port it reached,
+ * where it may resume a session). It takes the handle: on failure the
  * handle is closed and NULL returned with errno set. */
 static zl_stream *lower_create(zl_loop *loop, zl_handle *handle, bool secure,
                                const zl_options *options, bool connecting,
-                               const char *hostname)
+                               const char *hostname, const char *endpoint)
 {
     zl_stream *plain = plain_create(handle);
     if (!plain) {
@@ -45,7 +46,8 @@ static zl_stream *lower_create(zl_loop *loop, zl_handle *handle, bool secure,
 #if defined(ZLINK_HAVE_TLS)
     int err = 0;
     zl_stream *tls = zl_tls_stream_create(loop, plain, options, connecting,
-                                          connecting ? hostname : NULL, &err);
+                                          connecting ? hostname : NULL,
+                                          connecting ? endpoint : NULL, &err);
     if (tls)
         return tls;
     errno = err;
@@ -54,6 +56,7 @@ static zl_stream *lower_create(zl_loop *loop, zl_handle *handle, bool secure,
     (void)options;
     (void)connecting;
     (void)hostname;
+    (void)endpoint;
     errno = EPROTONOSUPPORT;
 #endif
     zl_stream_close(plain);
@@ -64,7 +67,8 @@ zl_stream *zl_stream_ws_lower(zl_loop *loop, zl_handle *handle, bool secure,
                               const zl_options *options, bool connecting,
                               const char *hostname)
 {
-    return lower_create(loop, handle, secure, options, connecting, hostname);
+    return lower_create(loop, handle, secure, options, connecting, hostname,
+                        NULL);
 }
 
 #if defined(ZLINK_HAVE_TLS)
@@ -79,7 +83,8 @@ static zl_stream *tls_create(zl_loop *loop, zl_handle *handle,
         zl_handle_close(handle);
         return NULL;
     }
-    return lower_create(loop, handle, true, options, connecting, host);
+    return lower_create(loop, handle, true, options, connecting, host,
+                        hostport);
 }
 #endif
 
@@ -98,7 +103,7 @@ static zl_stream *ws_client_create(zl_loop *loop, zl_handle *handle,
         return NULL;
     }
     zl_stream *lower =
-        lower_create(loop, handle, secure, options, true, hostname);
+        lower_create(loop, handle, secure, options, true, hostname, hostport);
     if (!lower)
         return NULL;
     zl_stream *ws =
@@ -138,7 +143,8 @@ zl_stream *zl_stream_create(zl_loop *loop, zl_handle *handle,
     switch (transport) {
     case ZL_TRANSPORT_TCP:
     case ZL_TRANSPORT_IPC:
-        return lower_create(loop, handle, false, options, connecting, NULL);
+        return lower_create(loop, handle, false, options, connecting, NULL,
+                            NULL);
 #if defined(ZLINK_HAVE_TLS)
     case ZL_TRANSPORT_TLS:
         return tls_create(loop, handle, rest, options, connecting);

@@ -13,6 +13,7 @@
 #include <mbedtls/entropy.h>
 #include <mbedtls/pk.h>
 #include <mbedtls/ssl.h>
+#include <mbedtls/ssl_ticket.h>
 #include <mbedtls/version.h>
 #include <mbedtls/x509_crt.h>
 #include <uv.h>
@@ -35,12 +36,40 @@ enum {
     STR_COUNT
 };
 
-/* One role's configuration and what it points at. */
+#if defined(MBEDTLS_SSL_SESSION_TICKETS) && defined(MBEDTLS_SSL_TICKET_C)
+#define ZL_TLS_TICKETS 1
+#endif
+
+/* How long a session may be resumed: the server's ticket lifetime, which
+ * also rotates its ticket key, and how long a client offers a session it
+ * kept. A resumed session skips the certificate check, so an hour bounds
+ * how long a connection may rest on an earlier verdict. */
+#define SESSION_LIFETIME_S 3600
+/* Sessions a client keeps, one per peer (name and endpoint), the oldest
+ * replaced first: a socket connects to a handful of endpoints. */
+#define SESSIONS_MAX 8
+
+/* A session a client may offer again to the same peer. */
+typedef struct tls_saved_session {
+    char *peer; /* NULL: a free slot */
+    mbedtls_ssl_session session;
+    uint64_t saved_ns;
+} tls_saved_session;
+
+/* One role's configuration and what it points at. Connections of several
+ * I/O threads share it: the ticket key (server) and the saved sessions
+ * (client) change under the lock. */
 typedef struct tls_role {
     mbedtls_ssl_config conf;
     mbedtls_x509_crt own_cert;
     mbedtls_pk_context own_key;
     mbedtls_x509_crt ca;
+    uv_mutex_t lock;
+#if defined(ZL_TLS_TICKETS)
+    bool tickets;
+    mbedtls_ssl_ticket_context ticket;
+#endif
+    tls_saved_session sessions[SESSIONS_MAX];
 } tls_role;
 
 struct zl_tls_settings {
@@ -101,6 +130,14 @@ static void free_role(tls_role *r)
 {
     if (!r)
         return;
+#if defined(ZL_TLS_TICKETS)
+    mbedtls_ssl_ticket_free(&r->ticket);
+#endif
+    for (int i = 0; i < SESSIONS_MAX; i++) {
+        free(r->sessions[i].peer);
+        mbedtls_ssl_session_free(&r->sessions[i].session);
+    }
+    uv_mutex_destroy(&r->lock);
     mbedtls_ssl_config_free(&r->conf);
     mbedtls_x509_crt_free(&r->own_cert);
     mbedtls_pk_free(&r->own_key);
@@ -388,6 +425,122 @@ static void set_groups(tls_role *r)
 #endif
 }
 
+/* ---- session resumption ---- */
+
+#if defined(ZL_TLS_TICKETS)
+/* mbedTLS's ticket functions, one connection at a time: the key rotates
+ * and the cipher context is used in place. */
+static int ticket_write(void *p, const mbedtls_ssl_session *session,
+                        unsigned char *start, const unsigned char *end,
+                        size_t *tlen, uint32_t *lifetime)
+{
+    tls_role *r = p;
+    uv_mutex_lock(&r->lock);
+    int rc = mbedtls_ssl_ticket_write(&r->ticket, session, start, end, tlen,
+                                      lifetime);
+    uv_mutex_unlock(&r->lock);
+    return rc;
+}
+
+static int ticket_parse(void *p, mbedtls_ssl_session *session,
+                        unsigned char *buf, size_t len)
+{
+    tls_role *r = p;
+    uv_mutex_lock(&r->lock);
+    int rc = mbedtls_ssl_ticket_parse(&r->ticket, session, buf, len);
+    uv_mutex_unlock(&r->lock);
+    return rc;
+}
+#endif
+
+/* A server issues session tickets under a key of this configuration's
+ * own: a ticket resumes only where the same certificate and the same
+ * client-certificate policy would have held (another option set, another
+ * configuration, another key). */
+static int enable_tickets(tls_role *r, const zl_tls_settings *s)
+{
+#if defined(ZL_TLS_TICKETS)
+#if !defined(MBEDTLS_SSL_KEEP_PEER_CERTIFICATE)
+    /* A resumed session would have no client certificate to show. */
+    if (s->require_client_cert)
+        return 0;
+#else
+    (void)s;
+#endif
+    if (mbedtls_ssl_ticket_setup(&r->ticket, zl_tls_random, NULL,
+                                 MBEDTLS_CIPHER_AES_256_GCM,
+                                 SESSION_LIFETIME_S) != 0)
+        return -1;
+    mbedtls_ssl_conf_session_tickets_cb(&r->conf, ticket_write, ticket_parse,
+                                        r);
+    r->tickets = true;
+#else
+    (void)r;
+    (void)s;
+#endif
+    return 0;
+}
+
+static tls_role *client_role(const zl_tls_settings *s)
+{
+    return s ? s->role[0] : NULL;
+}
+
+bool zl_tls_session_offer(const zl_tls_settings *s, const char *peer,
+                          mbedtls_ssl_context *ssl)
+{
+    tls_role *r = client_role(s);
+    if (!r || !peer)
+        return false;
+    bool offered = false;
+    uint64_t now = uv_hrtime();
+    uv_mutex_lock(&r->lock);
+    for (int i = 0; i < SESSIONS_MAX; i++) {
+        tls_saved_session *e = &r->sessions[i];
+        if (!e->peer || strcmp(e->peer, peer) != 0)
+            continue;
+        if (now - e->saved_ns < (uint64_t)SESSION_LIFETIME_S * 1000000000u)
+            offered = mbedtls_ssl_set_session(ssl, &e->session) == 0;
+        break;
+    }
+    uv_mutex_unlock(&r->lock);
+    return offered;
+}
+
+void zl_tls_session_save(const zl_tls_settings *s, const char *peer,
+                         const mbedtls_ssl_context *ssl)
+{
+    tls_role *r = client_role(s);
+    if (!r || !peer)
+        return;
+    mbedtls_ssl_session session;
+    mbedtls_ssl_session_init(&session);
+    char *key = dup_or_null(peer);
+    if (!key || mbedtls_ssl_get_session(ssl, &session) != 0) {
+        free(key);
+        mbedtls_ssl_session_free(&session);
+        return;
+    }
+    uint64_t now = uv_hrtime();
+    uv_mutex_lock(&r->lock);
+    tls_saved_session *slot = &r->sessions[0];
+    for (int i = 0; i < SESSIONS_MAX; i++) {
+        tls_saved_session *e = &r->sessions[i];
+        if (e->peer && strcmp(e->peer, peer) == 0) {
+            slot = e;
+            break;
+        }
+        if (!e->peer || (slot->peer && e->saved_ns < slot->saved_ns))
+            slot = e;
+    }
+    free(slot->peer);
+    mbedtls_ssl_session_free(&slot->session);
+    slot->peer = key;
+    slot->session = session; /* it owns what session pointed at */
+    slot->saved_ns = now;
+    uv_mutex_unlock(&r->lock);
+}
+
 static tls_role *build_role(const zl_tls_settings *s, bool server)
 {
     tls_role *r = calloc(1, sizeof *r);
@@ -397,6 +550,15 @@ static tls_role *build_role(const zl_tls_settings *s, bool server)
     mbedtls_x509_crt_init(&r->own_cert);
     mbedtls_pk_init(&r->own_key);
     mbedtls_x509_crt_init(&r->ca);
+    for (int i = 0; i < SESSIONS_MAX; i++)
+        mbedtls_ssl_session_init(&r->sessions[i].session);
+#if defined(ZL_TLS_TICKETS)
+    mbedtls_ssl_ticket_init(&r->ticket);
+#endif
+    if (uv_mutex_init(&r->lock) != 0) {
+        free(r);
+        return NULL;
+    }
     bool have_own = false;
     bool verify_peer = server ? s->require_client_cert && s->verify : s->verify;
     int authmode =
@@ -411,8 +573,9 @@ static tls_role *build_role(const zl_tls_settings *s, bool server)
         load_own(r, s, &have_own) != 0 || (server && !have_own) ||
         (verify_peer && load_trust(r, s) != 0))
         goto fail;
-    /* mbedTLS's own order of suites: ChaCha20 first, which its 2.28
-     * runs faster than AES-GCM even with AES-NI (RESULTS in the commit). */
+    /* mbedTLS's own order of suites: ChaCha20-Poly1305 first, which its
+     * 2.28 runs as fast as or faster than any AES suite even with AES-NI
+     * (bench/NOTES.md, "TLS cipher suites"). */
     set_groups(r);
     mbedtls_ssl_conf_rng(&r->conf, zl_tls_random, NULL);
     mbedtls_ssl_conf_authmode(&r->conf, authmode);
@@ -428,6 +591,8 @@ static tls_role *build_role(const zl_tls_settings *s, bool server)
     mbedtls_ssl_conf_renegotiation(&r->conf,
                                    MBEDTLS_SSL_RENEGOTIATION_DISABLED);
 #endif
+    if (server && enable_tickets(r, s) != 0)
+        goto fail;
     return r;
 fail:
     free_role(r);

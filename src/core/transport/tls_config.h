@@ -9,6 +9,7 @@
 
 typedef struct zl_tls_settings zl_tls_settings;
 struct mbedtls_ssl_config;
+struct mbedtls_ssl_context;
 
 /* Sets one ZLINK_TLS_* option. *settings may be NULL (nothing set yet) or
  * shared with sessions, which keep what they were made with: a shared
@@ -37,5 +38,17 @@ const char *zl_tls_settings_hostname(const zl_tls_settings *settings);
 /* The options a connection checks itself after its handshake. */
 bool zl_tls_settings_verify(const zl_tls_settings *settings);
 bool zl_tls_settings_require_client_cert(const zl_tls_settings *settings);
+
+/* Session resumption, client side. peer names the server as the client
+ * checked it (the name it verified and the endpoint): a session is only
+ * offered again to the same peer, with the same settings (a changed option
+ * makes new settings, which start with no sessions), and within the
+ * servers' ticket lifetime. offer puts the kept session into ssl before
+ * its handshake (true when it did); save keeps the session of a finished
+ * handshake. Any thread. */
+bool zl_tls_session_offer(const zl_tls_settings *settings, const char *peer,
+                          struct mbedtls_ssl_context *ssl);
+void zl_tls_session_save(const zl_tls_settings *settings, const char *peer,
+                         const struct mbedtls_ssl_context *ssl);
 
 #endif

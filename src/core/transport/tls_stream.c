@@ -13,6 +13,7 @@
 #include <mbedtls/version.h>
 #include <mbedtls/x509.h>
 
+#include "atomics.h"
 #include "msg_pool.h"
 #include "tls_config.h"
 #include "zlink.h"
@@ -27,8 +28,11 @@
 /* Ciphertext read per lower read. Held while the connection is busy only:
  * an idle one probes instead, as the engine does. */
 #define CIPHER_IN_CAP (64 * 1024)
-/* Ciphertext handed to one lower write: four full records. */
-#define CIPHER_OUT_CAP (4 * RECORD_ROOM)
+/* Ciphertext handed to one lower write: seven full records, as many as
+ * the pool block of four takes anyway (its size class is 128 KiB). An
+ * engine batch of a little over 64 KiB then leaves in one write, where
+ * four records left its last few hundred bytes to a second one. */
+#define CIPHER_OUT_CAP (7 * RECORD_ROOM)
 
 #define TLS_ALERT_RECORD 21
 #define TLS_HANDSHAKE_RECORD 22
@@ -47,6 +51,12 @@ typedef struct tls_stream {
     zl_tls_settings *settings; /* keeps the shared mbedTLS config alive */
     bool client;
     mbedtls_ssl_context ssl;
+    /* A client's server as it checks it ("name\nhost:port"), and the
+     * master secret of the session it offered: the same one after the
+     * handshake means the server resumed it. */
+    char *peer;
+    bool offered;
+    unsigned char offered_master[48];
     bool handshake_done;
     bool tls13;
     tls_failure failure;
@@ -100,6 +110,13 @@ typedef struct tls_stream {
 } tls_stream;
 
 static void pump(tls_stream *t);
+
+static atomic_uint resumed_total;
+
+unsigned zl_tls_resumed_total(void)
+{
+    return atomic_load_explicit(&resumed_total, memory_order_relaxed);
+}
 
 /* ---- failures ---- */
 
@@ -323,6 +340,7 @@ static void maybe_free(tls_stream *t)
     zl_tls_settings_unref(t->settings);
     release_in(t);
     release_out(t);
+    free(t->peer);
     free(t);
 }
 
@@ -410,6 +428,34 @@ static void complete(tls_stream *t, zl_op **slot, int status, size_t bytes)
     zl_stream_defer(&t->deferred, op, status, bytes);
 }
 
+static const unsigned char *session_master(const mbedtls_ssl_session *s)
+{
+#if MBEDTLS_VERSION_NUMBER >= 0x03000000
+    return s->MBEDTLS_PRIVATE(master);
+#else
+    return s->master;
+#endif
+}
+
+/* A client keeps the session of a full handshake for its next connection
+ * to the same peer. A resumed one is not kept again: its certificate check
+ * is as old as the first session, and must not look newer. */
+static void keep_session(tls_stream *t)
+{
+#if MBEDTLS_VERSION_NUMBER >= 0x03000000
+    const mbedtls_ssl_session *now = t->ssl.MBEDTLS_PRIVATE(session);
+#else
+    const mbedtls_ssl_session *now = t->ssl.session;
+#endif
+    if (t->offered && now &&
+        memcmp(session_master(now), t->offered_master,
+               sizeof t->offered_master) == 0) {
+        atomic_fetch_add_explicit(&resumed_total, 1, memory_order_relaxed);
+        return;
+    }
+    zl_tls_session_save(t->settings, t->peer, &t->ssl);
+}
+
 static void step_handshake(tls_stream *t)
 {
     int rc = mbedtls_ssl_handshake(&t->ssl);
@@ -431,6 +477,8 @@ static void step_handshake(tls_stream *t)
         auth_failure(t, ZLINK_TLS_AUTH_NO_PEER_CERT);
         return;
     }
+    if (t->client)
+        keep_session(t);
     complete(t, &t->handshake_op, 0, 0);
 }
 
@@ -727,9 +775,44 @@ static const zl_stream_ops tls_ops = {
     .failure = tls_failure_of,
 };
 
+/* "name\nhost:port": the name the certificate is checked against and
+ * where the server was reached. */
+static char *peer_key(const char *name, const char *endpoint)
+{
+    if (!name || !endpoint)
+        return NULL;
+    size_t a = strlen(name), b = strlen(endpoint);
+    char *key = malloc(a + b + 2);
+    if (key) {
+        memcpy(key, name, a);
+        key[a] = '\n';
+        memcpy(key + a + 1, endpoint, b + 1);
+    }
+    return key;
+}
+
+/* Offers the session kept for this peer, if any. */
+static void offer_session(tls_stream *t)
+{
+    if (!t->peer || !zl_tls_session_offer(t->settings, t->peer, &t->ssl))
+        return;
+#if MBEDTLS_VERSION_NUMBER >= 0x03000000
+    const mbedtls_ssl_session *offered =
+        t->ssl.MBEDTLS_PRIVATE(session_negotiate);
+#else
+    const mbedtls_ssl_session *offered = t->ssl.session_negotiate;
+#endif
+    if (!offered)
+        return;
+    memcpy(t->offered_master, session_master(offered),
+           sizeof t->offered_master);
+    t->offered = true;
+}
+
 zl_stream *zl_tls_stream_create(zl_loop *loop, zl_stream *lower,
                                 const zl_options *options, bool client,
-                                const char *hostname, int *err)
+                                const char *hostname, const char *endpoint,
+                                int *err)
 {
     const mbedtls_ssl_config *conf =
         zl_tls_settings_conf(options->tls, !client);
@@ -760,6 +843,10 @@ zl_stream *zl_tls_stream_create(zl_loop *loop, zl_stream *lower,
     t->lower = lower;
     t->client = client;
     t->settings = zl_tls_settings_ref(options->tls);
+    if (client) {
+        t->peer = peer_key(name, endpoint);
+        offer_session(t);
+    }
     zl_stream_deferred_init(&t->deferred, loop);
     t->lower_read_op.cb = on_lower_read;
     t->lower_read_op.data = t;

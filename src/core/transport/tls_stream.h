@@ -13,10 +13,17 @@
  * closes). options must have been prepared for this role
  * (zl_tls_settings_prepare, done by bind and connect). client: we send the
  * ClientHello; hostname: the name for SNI and the certificate check when
- * ZLINK_TLS_HOSTNAME is unset. NULL with *err set (an errno value) when it
- * cannot be made; lower is still the caller's then. */
+ * ZLINK_TLS_HOSTNAME is unset; endpoint: the client's host:port, where a
+ * session kept from an earlier connection to the same name and endpoint
+ * is offered again (NULL: none). NULL with *err set (an errno value) when
+ * it cannot be made; lower is still the caller's then. */
 zl_stream *zl_tls_stream_create(zl_loop *loop, zl_stream *lower,
                                 const zl_options *options, bool client,
-                                const char *hostname, int *err);
+                                const char *hostname, const char *endpoint,
+                                int *err);
+
+/* Client handshakes that resumed a kept session, since the process began
+ * (for tests). */
+unsigned zl_tls_resumed_total(void);
 
 #endif
