@@ -3,20 +3,21 @@
 # zlink: gcc, ASan+UBSan, the kqueue backend on a test-only emulation,
 # kqueue cross builds for macOS and the BSDs (compile and link only),
 # libFuzzer on the wire parsing, TSan on the "threads" tests, Windows if
-# present, a strict ISO C11 compile, and jszmq in headless Chromium.
+# present, a strict ISO C11 compile, jszmq in headless Chromium, and the
+# vcpkg port's build with consumers of the installed package.
 #
 # Environment:
 #   ZLINK_BUILD_ROOT    where the build dirs go (default: build)
 #   ZLINK_CI_STAGES     stages to run (default: "gcc asan kqueue cross fuzz
-#                       tsan windows pedantic browser"; "interlocked" on
-#                       request)
+#                       tsan windows pedantic browser vcpkg"; "interlocked"
+#                       on request)
 #   ZLINK_SKIP_WINDOWS  1 skips the Windows stage
 set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 BUILD_ROOT=${ZLINK_BUILD_ROOT:-build}
 export ZLINK_BUILD_ROOT=$BUILD_ROOT
-STAGES=${ZLINK_CI_STAGES:-gcc asan kqueue cross fuzz tsan windows pedantic browser}
+STAGES=${ZLINK_CI_STAGES:-gcc asan kqueue cross fuzz tsan windows pedantic browser vcpkg}
 
 DEPS=(build-essential cmake ninja-build pkg-config libuv1-dev check
       libzmq3-dev clang libclang-rt-14-dev git ca-certificates
@@ -224,6 +225,13 @@ stage_browser() {
     ci/test-browser.sh
 }
 
+# ports/zlink's configure and install, static and shared, and projects
+# that use the result: find_package, pkg-config, add_subdirectory
+# (ci/vcpkg-stage.sh).
+stage_vcpkg() {
+    ci/vcpkg-stage.sh
+}
+
 stage_windows() {
     ci/test-windows.sh
 }
@@ -283,6 +291,7 @@ for stage in $STAGES; do
     pedantic) run_stage pedantic "library as ISO C11, gcc and clang" ;;
     interlocked) run_stage interlocked "Windows tests, MSVC atomics, Wine" ;;
     browser) run_stage browser "headless Chromium + jszmq over ws:// (ci/test-browser.sh)" ;;
+    vcpkg) run_stage vcpkg "vcpkg port's build, installed-package consumers (ci/vcpkg-stage.sh)" ;;
     windows)
         reason=$(windows_skip_reason)
         if [ -n "$reason" ]; then
