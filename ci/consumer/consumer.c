@@ -32,10 +32,11 @@ int main(void)
     if (zlink_send(client, "hello", 5, 0) != 5)
         return fail("send");
     char buf[16] = {0};
-    if (zlink_recv(server, buf, sizeof buf - 1, 0) != 5 || strcmp(buf, "hello") != 0)
+    if (zlink_recv(server, buf, sizeof buf - 1, 0) != 5 ||
+        strcmp(buf, "hello") != 0)
         return fail("recv");
-    printf("consumer: zlink %d.%d.%d, tls %d, ws %d: round trip over %s\n", major,
-           minor, patch, zlink_has("tls"), zlink_has("ws"), endpoint);
+    printf("consumer: zlink %d.%d.%d, tls %d, ws %d: round trip over %s\n",
+           major, minor, patch, zlink_has("tls"), zlink_has("ws"), endpoint);
     zlink_close(client);
     zlink_close(server);
     zlink_ctx_term(ctx);
