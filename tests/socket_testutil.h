@@ -44,9 +44,7 @@ static inline const char *zt_transport_name(int t)
 
 static inline void zt_set_int(void *s, int option, int value)
 {
-    ck_assert_msg(zlink_setsockopt(s, option, &value, sizeof value) == 0,
-                  "setsockopt(%d, %d): %s", option, value,
-                  zlink_strerror(zlink_errno()));
+    zl_test_set_int(s, option, value);
 }
 
 static inline int zt_get_int(void *s, int option)
