@@ -190,6 +190,36 @@ static inline bool zt_join(void *binder, void *connecter, int t, char *ep,
     return true;
 }
 
+/* Two PAIR sockets (zt_socket's) in a context of their own, joined over
+ * a transport with zt_join. */
+typedef struct zt_pair {
+    void *ctx, *binder, *connecter;
+    char endpoint[300];
+} zt_pair;
+
+/* False, with everything closed again, when the transport is not
+ * available here (the case then has nothing to check). */
+static inline bool zt_pair_open(zt_pair *p, int transport)
+{
+    p->ctx = zt_ctx();
+    p->binder = zt_socket(p->ctx, ZLINK_PAIR);
+    p->connecter = zt_socket(p->ctx, ZLINK_PAIR);
+    if (zt_join(p->binder, p->connecter, transport, p->endpoint,
+                sizeof p->endpoint))
+        return true;
+    zt_close(p->binder);
+    zt_close(p->connecter);
+    zt_term(p->ctx);
+    return false;
+}
+
+static inline void zt_pair_close(zt_pair *p)
+{
+    zt_close(p->binder);
+    zt_close(p->connecter);
+    zt_term(p->ctx);
+}
+
 /* ---- messages whose every byte is checked ---- */
 
 /* Body sizes around the inline bodies a short copy carries (24, msg.h),
