@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # ci/demo.sh — installs the build dependencies if missing (Debian 12), builds
-# zlink Release into build/demo and runs examples/router_dealers.
+# zlink Release into build/demo and runs three examples: router_dealers,
+# pubsub_fanout and broker.
 set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -40,10 +41,18 @@ install_missing "${DEPS[@]}"
 echo "== building zlink (Release) in $BUILD_DIR"
 cmake -G Ninja -S . -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=Release \
     -DZLINK_BUILD_TESTS=OFF
-cmake --build "$BUILD_DIR" --target router_dealers
+cmake --build "$BUILD_DIR" --target router_dealers pubsub_fanout broker
 
 echo
 echo "== examples/router_dealers: one ROUTER, three DEALERs over tcp"
 "$BUILD_DIR/examples/router_dealers"
+
+echo
+echo "== examples/pubsub_fanout: one publisher, three subscribers over tcp"
+"$BUILD_DIR/examples/pubsub_fanout"
+
+echo
+echo "== examples/broker: clients -> ROUTER -> zlink_proxy -> DEALER -> workers"
+"$BUILD_DIR/examples/broker"
 
 if [ -x bench/run.sh ]; then bench/run.sh --quick; fi

@@ -90,6 +90,26 @@ server_peer() {
     esac
 }
 
+# examples/browser's page against examples/ws_server, loaded by the same
+# driver (the page reports as the test page does).
+run_example() {
+    local dir=$WORK/example build=$WORK/zlink
+    mkdir -p "$dir"
+    cp "$ROOT"/examples/browser/{index.html,app.js,process-shim.js} \
+        "$ROOT/tests/browser/driver.js" "$dir/"
+    (cd "$dir" && timeout 120 "$WORK/node_modules/.bin/esbuild" app.js \
+        --bundle --format=iife --platform=browser --inject:process-shim.js \
+        --outfile=jszmq.bundle.js --log-level=warning)
+    # The build server_peer uses for the zlink server, configured alike.
+    cmake -G Ninja -S "$ROOT" -B "$build" -DZLINK_BUILD_TESTS=ON \
+        -DCMAKE_BUILD_TYPE=RelWithDebInfo >"$WORK/zlink-configure.log" 2>&1 ||
+        { cat "$WORK/zlink-configure.log" >&2; exit 1; }
+    cmake --build "$build" --target ws_server >&2
+    log "example: examples/browser against examples/ws_server"
+    timeout 300 node "$dir/driver.js" \
+        --server-cmd "$build/examples/ws_server ws://127.0.0.1:* 120"
+}
+
 main() {
     install_tools
     install_node_modules
@@ -100,6 +120,7 @@ main() {
     timeout 300 node "$WORK/driver.js" \
         --pub-cmd "$peer PUB bind ws://127.0.0.1:*/pub publish" \
         --router-cmd "$peer ROUTER bind ws://127.0.0.1:*/echo echo"
+    run_example
 }
 
 main "$@"

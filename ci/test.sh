@@ -4,12 +4,14 @@
 # kqueue cross builds for macOS and the BSDs (compile and link only),
 # libFuzzer on the wire parsing, TSan on the "threads" tests, Windows if
 # present, a strict ISO C11 compile, jszmq in headless Chromium, and the
-# interop suite against pyzmq, JeroMQ and go-zeromq.
+# interop suite against pyzmq, JeroMQ and go-zeromq, and the vcpkg port's
+# build with consumers of the installed package.
 #
 # Environment:
 #   ZLINK_BUILD_ROOT    where the build dirs go (default: build)
 #   ZLINK_CI_STAGES     stages to run (default: "gcc asan kqueue cross fuzz
-#                       tsan windows pedantic browser stacks"; "interlocked"
+#                       tsan windows pedantic browser stacks vcpkg";
+#                       "interlocked"
 #                       on request)
 #   ZLINK_SKIP_WINDOWS  1 skips the Windows stage
 set -euo pipefail
@@ -17,7 +19,7 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 BUILD_ROOT=${ZLINK_BUILD_ROOT:-build}
 export ZLINK_BUILD_ROOT=$BUILD_ROOT
-STAGES=${ZLINK_CI_STAGES:-gcc asan kqueue cross fuzz tsan windows pedantic browser stacks}
+STAGES=${ZLINK_CI_STAGES:-gcc asan kqueue cross fuzz tsan windows pedantic browser stacks vcpkg}
 
 DEPS=(build-essential cmake ninja-build pkg-config libuv1-dev check
       libzmq3-dev clang libclang-rt-14-dev git ca-certificates
@@ -226,6 +228,13 @@ stage_browser() {
     ci/test-browser.sh
 }
 
+# ports/zlink's configure and install, static and shared, and projects
+# that use the result: find_package, pkg-config, add_subdirectory
+# (ci/vcpkg-stage.sh).
+stage_vcpkg() {
+    ci/vcpkg-stage.sh
+}
+
 stage_windows() {
     ci/test-windows.sh
 }
@@ -292,6 +301,7 @@ for stage in $STAGES; do
     interlocked) run_stage interlocked "Windows tests, MSVC atomics, Wine" ;;
     browser) run_stage browser "headless Chromium + jszmq over ws:// (ci/test-browser.sh)" ;;
     stacks) run_stage stacks "test_interop against pyzmq, JeroMQ, go-zeromq (ci/interop-stacks.sh)" ;;
+    vcpkg) run_stage vcpkg "vcpkg port's build, installed-package consumers (ci/vcpkg-stage.sh)" ;;
     windows)
         reason=$(windows_skip_reason)
         if [ -n "$reason" ]; then

@@ -44,9 +44,7 @@ static inline const char *zt_transport_name(int t)
 
 static inline void zt_set_int(void *s, int option, int value)
 {
-    ck_assert_msg(zlink_setsockopt(s, option, &value, sizeof value) == 0,
-                  "setsockopt(%d, %d): %s", option, value,
-                  zlink_strerror(zlink_errno()));
+    zl_test_set_int(s, option, value);
 }
 
 static inline int zt_get_int(void *s, int option)
@@ -190,6 +188,36 @@ static inline bool zt_join(void *binder, void *connecter, int t, char *ep,
     zt_last_endpoint(binder, ep, cap);
     zt_connect(connecter, ep);
     return true;
+}
+
+/* Two PAIR sockets (zt_socket's) in a context of their own, joined over
+ * a transport with zt_join. */
+typedef struct zt_pair {
+    void *ctx, *binder, *connecter;
+    char endpoint[300];
+} zt_pair;
+
+/* False, with everything closed again, when the transport is not
+ * available here (the case then has nothing to check). */
+static inline bool zt_pair_open(zt_pair *p, int transport)
+{
+    p->ctx = zt_ctx();
+    p->binder = zt_socket(p->ctx, ZLINK_PAIR);
+    p->connecter = zt_socket(p->ctx, ZLINK_PAIR);
+    if (zt_join(p->binder, p->connecter, transport, p->endpoint,
+                sizeof p->endpoint))
+        return true;
+    zt_close(p->binder);
+    zt_close(p->connecter);
+    zt_term(p->ctx);
+    return false;
+}
+
+static inline void zt_pair_close(zt_pair *p)
+{
+    zt_close(p->binder);
+    zt_close(p->connecter);
+    zt_term(p->ctx);
 }
 
 /* ---- messages whose every byte is checked ---- */

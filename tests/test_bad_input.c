@@ -234,11 +234,6 @@ typedef struct router_options {
 
 #define NO_OPTIONS ((router_options){-2, -2, -2, -2, -2})
 
-static void set_int(void *socket, int option, int value)
-{
-    ck_assert_int_eq(zlink_setsockopt(socket, option, &value, sizeof value), 0);
-}
-
 /* Next monitor event within timeout_ms: true and *event, *value set. */
 static bool monitor_event(void *monitor, int timeout_ms, int *event,
                           uint32_t *value)
@@ -274,8 +269,8 @@ static void *open_monitor(void *ctx, void *socket, const char *name)
     ck_assert_int_eq(zlink_socket_monitor(socket, name, ZLINK_EVENT_ALL), 0);
     void *monitor = zlink_socket(ctx, ZLINK_PAIR);
     ck_assert_ptr_nonnull(monitor);
-    set_int(monitor, ZLINK_LINGER, 0);
-    set_int(monitor, ZLINK_RCVTIMEO, 100);
+    zl_test_set_int(monitor, ZLINK_LINGER, 0);
+    zl_test_set_int(monitor, ZLINK_RCVTIMEO, 100);
     ck_assert_int_eq(zlink_connect(monitor, name), 0);
     return monitor;
 }
@@ -315,22 +310,23 @@ static void fx_setup(fixture *f, router_options o)
     ck_assert_ptr_nonnull(f->ctx);
     f->router = zlink_socket(f->ctx, ZLINK_ROUTER);
     ck_assert_ptr_nonnull(f->router);
-    set_int(f->router, ZLINK_LINGER, 0);
-    set_int(f->router, ZLINK_RCVTIMEO, WAIT_MS);
-    set_int(f->router, ZLINK_SNDTIMEO, WAIT_MS);
+    zl_test_set_int(f->router, ZLINK_LINGER, 0);
+    zl_test_set_int(f->router, ZLINK_RCVTIMEO, WAIT_MS);
+    zl_test_set_int(f->router, ZLINK_SNDTIMEO, WAIT_MS);
     if (o.maxmsgsize != -2) {
         int64_t max = o.maxmsgsize; /* int64_t, as in libzmq */
         ck_assert_int_eq(
             zlink_setsockopt(f->router, ZLINK_MAXMSGSIZE, &max, sizeof max), 0);
     }
     if (o.handshake_ivl != -2)
-        set_int(f->router, ZLINK_HANDSHAKE_IVL, o.handshake_ivl);
+        zl_test_set_int(f->router, ZLINK_HANDSHAKE_IVL, o.handshake_ivl);
     if (o.heartbeat_ivl != -2)
-        set_int(f->router, ZLINK_HEARTBEAT_IVL, o.heartbeat_ivl);
+        zl_test_set_int(f->router, ZLINK_HEARTBEAT_IVL, o.heartbeat_ivl);
     if (o.heartbeat_timeout != -2)
-        set_int(f->router, ZLINK_HEARTBEAT_TIMEOUT, o.heartbeat_timeout);
+        zl_test_set_int(f->router, ZLINK_HEARTBEAT_TIMEOUT,
+                        o.heartbeat_timeout);
     if (o.rcvhwm != -2)
-        set_int(f->router, ZLINK_RCVHWM, o.rcvhwm);
+        zl_test_set_int(f->router, ZLINK_RCVHWM, o.rcvhwm);
     f->monitor = open_monitor(f->ctx, f->router, "inproc://monitor");
 
     ck_assert_int_eq(zlink_bind(f->router, "tcp://127.0.0.1:*"), 0);
@@ -344,9 +340,9 @@ static void fx_setup(fixture *f, router_options o)
 
     f->dealer = zlink_socket(f->ctx, ZLINK_DEALER);
     ck_assert_ptr_nonnull(f->dealer);
-    set_int(f->dealer, ZLINK_LINGER, 0);
-    set_int(f->dealer, ZLINK_RCVTIMEO, WAIT_MS);
-    set_int(f->dealer, ZLINK_SNDTIMEO, WAIT_MS);
+    zl_test_set_int(f->dealer, ZLINK_LINGER, 0);
+    zl_test_set_int(f->dealer, ZLINK_RCVTIMEO, WAIT_MS);
+    zl_test_set_int(f->dealer, ZLINK_SNDTIMEO, WAIT_MS);
     ck_assert_int_eq(zlink_setsockopt(f->dealer, ZLINK_ROUTING_ID, "good", 4),
                      0);
     ck_assert_int_eq(zlink_connect(f->dealer, endpoint), 0);
@@ -1635,9 +1631,9 @@ static void client_setup(client *c)
     ck_assert_ptr_nonnull(c->ctx);
     c->dealer = zlink_socket(c->ctx, ZLINK_DEALER);
     ck_assert_ptr_nonnull(c->dealer);
-    set_int(c->dealer, ZLINK_LINGER, 0);
-    set_int(c->dealer, ZLINK_RCVTIMEO, WAIT_MS);
-    set_int(c->dealer, ZLINK_SNDTIMEO, WAIT_MS);
+    zl_test_set_int(c->dealer, ZLINK_LINGER, 0);
+    zl_test_set_int(c->dealer, ZLINK_RCVTIMEO, WAIT_MS);
+    zl_test_set_int(c->dealer, ZLINK_SNDTIMEO, WAIT_MS);
     c->monitor = open_monitor(c->ctx, c->dealer, "inproc://client-monitor");
     char endpoint[64];
     snprintf(endpoint, sizeof endpoint, "tcp://127.0.0.1:%d", port);

@@ -70,25 +70,18 @@ static void start_peer(struct peer *p, const char *type, const char *mode,
     peer_start(p, args, false);
 }
 
-static void set_int(void *socket, int option, int value)
-{
-    int rc = zlink_setsockopt(socket, option, &value, sizeof value);
-    ck_assert_msg(rc == 0, "zlink_setsockopt(%d): %s", option,
-                  zlink_strerror(zlink_errno()));
-}
-
 static void *open_socket(void *ctx, int type, const char *routing_id)
 {
     void *socket = zlink_socket(ctx, type);
     ck_assert_msg(socket != NULL, "zlink_socket(%d): %s", type,
                   zlink_strerror(zlink_errno()));
-    set_int(socket, ZLINK_RCVTIMEO, ZL_TIMEOUT_MS);
-    set_int(socket, ZLINK_SNDTIMEO, ZL_TIMEOUT_MS);
-    set_int(socket, ZLINK_LINGER, 0);
+    zl_test_set_int(socket, ZLINK_RCVTIMEO, ZL_TIMEOUT_MS);
+    zl_test_set_int(socket, ZLINK_SNDTIMEO, ZL_TIMEOUT_MS);
+    zl_test_set_int(socket, ZLINK_LINGER, 0);
     if (type == ZLINK_ROUTER) {
         /* Sending to a peer that has not connected yet must fail with
          * EHOSTUNREACH, which we retry, not drop silently. */
-        set_int(socket, ZLINK_ROUTER_MANDATORY, 1);
+        zl_test_set_int(socket, ZLINK_ROUTER_MANDATORY, 1);
     } else if (routing_id != NULL) {
         int rc = zlink_setsockopt(socket, ZLINK_ROUTING_ID, routing_id,
                                   strlen(routing_id));
@@ -96,45 +89,6 @@ static void *open_socket(void *ctx, int type, const char *routing_id)
                       zlink_strerror(zlink_errno()));
     }
     return socket;
-}
-
-/* The peer's exit raises SIGCHLD, which may interrupt a blocking call on
- * this thread (EINTR, as in libzmq) while its last messages are still
- * arriving: retry those. */
-static int send_retry(void *socket, const void *buf, size_t len, int flags)
-{
-    int rc;
-    do
-        rc = zlink_send(socket, buf, len, flags);
-    while (rc < 0 && zlink_errno() == EINTR);
-    return rc;
-}
-
-static int recv_retry(void *socket, void *buf, size_t len, int flags)
-{
-    int rc;
-    do
-        rc = zlink_recv(socket, buf, len, flags);
-    while (rc < 0 && zlink_errno() == EINTR);
-    return rc;
-}
-
-static int msg_send_retry(zlink_msg_t *msg, void *socket, int flags)
-{
-    int rc;
-    do
-        rc = zlink_msg_send(msg, socket, flags);
-    while (rc < 0 && zlink_errno() == EINTR);
-    return rc;
-}
-
-static int msg_recv_retry(zlink_msg_t *msg, void *socket, int flags)
-{
-    int rc;
-    do
-        rc = zlink_msg_recv(msg, socket, flags);
-    while (rc < 0 && zlink_errno() == EINTR);
-    return rc;
 }
 
 static void fill_part(unsigned char *data, int index, int part)
@@ -172,7 +126,8 @@ static void send_routing_id(void *socket, const char *routing_id)
 {
     uint64_t give_up = zl_test_now_ms() + ZL_TIMEOUT_MS;
     size_t len = strlen(routing_id);
-    while (send_retry(socket, routing_id, len, ZLINK_SNDMORE) != (int)len) {
+    while (zl_test_send_retry(socket, routing_id, len, ZLINK_SNDMORE) !=
+           (int)len) {
         /* The peer's DEALER may still be connecting or handshaking. */
         int err = zlink_errno();
         ck_assert_msg(err == EHOSTUNREACH, "send routing id: %s",
@@ -186,7 +141,7 @@ static void send_routing_id(void *socket, const char *routing_id)
 static void recv_routing_id(void *socket, const char *routing_id, int index)
 {
     char id[256];
-    int n = recv_retry(socket, id, sizeof id, 0);
+    int n = zl_test_recv_retry(socket, id, sizeof id, 0);
     ck_assert_msg(n >= 0, "message %d: recv routing id: %s", index,
                   zlink_strerror(zlink_errno()));
     ck_assert_msg((size_t)n == strlen(routing_id) &&
@@ -210,12 +165,12 @@ static void send_pattern(void *socket, int type, const char *routing_id,
         if (size <= SMALL_PART_MAX) {
             unsigned char buf[SMALL_PART_MAX];
             fill_part(buf, index, part);
-            rc = send_retry(socket, buf, size, flags);
+            rc = zl_test_send_retry(socket, buf, size, flags);
         } else {
             zlink_msg_t msg;
             ck_assert_int_eq(zlink_msg_init_size(&msg, size), 0);
             fill_part(zlink_msg_data(&msg), index, part);
-            rc = msg_send_retry(&msg, socket, flags);
+            rc = zl_test_msg_send_retry(&msg, socket, flags);
             if (rc < 0)
                 zlink_msg_close(&msg);
         }
@@ -236,14 +191,14 @@ static void recv_pattern(void *socket, int type, const char *routing_id,
         bool more = part + 1 < parts;
         if (ix_size(index, part) <= SMALL_PART_MAX) {
             unsigned char buf[SMALL_PART_MAX];
-            int n = recv_retry(socket, buf, sizeof buf, 0);
+            int n = zl_test_recv_retry(socket, buf, sizeof buf, 0);
             ck_assert_msg(n >= 0, "message %d part %d: recv: %s", index, part,
                           zlink_strerror(zlink_errno()));
             check_part(buf, (size_t)n, index, part);
         } else {
             zlink_msg_t msg;
             ck_assert_int_eq(zlink_msg_init(&msg), 0);
-            int n = msg_recv_retry(&msg, socket, 0);
+            int n = zl_test_msg_recv_retry(&msg, socket, 0);
             ck_assert_msg(n >= 0, "message %d part %d: recv: %s", index, part,
                           zlink_strerror(zlink_errno()));
             ck_assert_int_eq((size_t)n, zlink_msg_size(&msg));
@@ -258,7 +213,7 @@ static void recv_pattern(void *socket, int type, const char *routing_id,
 static void check_nothing_pending(void *socket)
 {
     char buf[16];
-    int n = recv_retry(socket, buf, sizeof buf, ZLINK_DONTWAIT);
+    int n = zl_test_recv_retry(socket, buf, sizeof buf, ZLINK_DONTWAIT);
     ck_assert_msg(n == -1 && zlink_errno() == EAGAIN,
                   "unexpected message after the exchange (%d)", n);
 }

@@ -41,43 +41,16 @@ static void start_peer(struct peer *p, const char *scenario, const char *mode,
 
 /* ---- the zlink side ----------------------------------------------------- */
 
-static void set_int(void *socket, int option, int value)
-{
-    int rc = zlink_setsockopt(socket, option, &value, sizeof value);
-    ck_assert_msg(rc == 0, "zlink_setsockopt(%d): %s", option,
-                  zlink_strerror(zlink_errno()));
-}
-
-/* The peer's exit raises SIGCHLD, which may interrupt a blocking call
- * (EINTR, as in libzmq): retry those. */
-static int send_retry(void *socket, const void *buf, size_t len, int flags)
-{
-    int rc;
-    do
-        rc = zlink_send(socket, buf, len, flags);
-    while (rc < 0 && zlink_errno() == EINTR);
-    return rc;
-}
-
-static int recv_retry(void *socket, void *buf, size_t len, int flags)
-{
-    int rc;
-    do
-        rc = zlink_recv(socket, buf, len, flags);
-    while (rc < 0 && zlink_errno() == EINTR);
-    return rc;
-}
-
 static void send_text(void *socket, const char *text)
 {
-    int rc = send_retry(socket, text, strlen(text), 0);
+    int rc = zl_test_send_retry(socket, text, strlen(text), 0);
     ck_assert_msg(rc == (int)strlen(text), "send '%s': %s", text,
                   zlink_strerror(zlink_errno()));
 }
 
 static void recv_text(void *socket, char *buf, size_t cap)
 {
-    int n = recv_retry(socket, buf, cap - 1, 0);
+    int n = zl_test_recv_retry(socket, buf, cap - 1, 0);
     ck_assert_msg(n >= 0, "recv: %s", zlink_strerror(zlink_errno()));
     ck_assert_int_lt(n, (int)cap);
     buf[n] = '\0';
@@ -120,7 +93,7 @@ static void publish_until_exit(void *socket, struct peer *p)
 static void expect_notice(void *xpub, int kind, char topic)
 {
     char buf[8];
-    int n = recv_retry(xpub, buf, sizeof buf, 0);
+    int n = zl_test_recv_retry(xpub, buf, sizeof buf, 0);
     ck_assert_msg(n == 2 && buf[0] == kind && buf[1] == topic,
                   "notice of %d bytes: %d '%c', expected %d '%c'", n,
                   n > 0 ? buf[0] : -1, n > 1 ? buf[1] : '?', kind, topic);
@@ -139,7 +112,7 @@ static void xpub_sees_subscribe_and_cancel(void *xpub, struct peer *p)
         snprintf(msg, sizeof msg, "A-%d", n);
         send_text(xpub, msg);
         char buf[8];
-        int got = recv_retry(xpub, buf, sizeof buf, ZLINK_DONTWAIT);
+        int got = zl_test_recv_retry(xpub, buf, sizeof buf, ZLINK_DONTWAIT);
         if (got >= 0) {
             ck_assert_msg(got == 2 && buf[0] == 0 && buf[1] == 'A',
                           "unexpected notice");
@@ -197,9 +170,9 @@ static void run_case(const struct variant *v, bool zlink_binds, bool ipc)
     ck_assert_ptr_nonnull(ctx);
     void *socket = zlink_socket(ctx, v->zlink_type);
     ck_assert_ptr_nonnull(socket);
-    set_int(socket, ZLINK_RCVTIMEO, ZL_TIMEOUT_MS);
-    set_int(socket, ZLINK_SNDTIMEO, ZL_TIMEOUT_MS);
-    set_int(socket, ZLINK_LINGER, 0);
+    zl_test_set_int(socket, ZLINK_RCVTIMEO, ZL_TIMEOUT_MS);
+    zl_test_set_int(socket, ZLINK_SNDTIMEO, ZL_TIMEOUT_MS);
+    zl_test_set_int(socket, ZLINK_LINGER, 0);
     if (v->role == ZLINK_SUBSCRIBES)
         ck_assert_int_eq(zlink_setsockopt(socket, ZLINK_SUBSCRIBE, "A", 1), 0);
 
@@ -234,7 +207,7 @@ static void run_case(const struct variant *v, bool zlink_binds, bool ipc)
         break;
     case ZLINK_XSUB_ASKS:
         /* An XSUB does not filter: only libzmq's PUB keeps B away. */
-        ck_assert_int_eq(send_retry(socket, "\1A", 2, 0), 2);
+        ck_assert_int_eq(zl_test_send_retry(socket, "\1A", 2, 0), 2);
         expect_topic_a(socket);
         peer_stop(&peer);
         break;

@@ -122,11 +122,6 @@ static void send_lenient(raw_fd fd, const void *data, size_t len)
 
 /* ---- the zlink side ---- */
 
-static void set_int(void *socket, int option, int value)
-{
-    ck_assert_int_eq(zlink_setsockopt(socket, option, &value, sizeof value), 0);
-}
-
 static int bind_port(void *socket)
 {
     ck_assert_int_eq(zlink_bind(socket, "tcp://127.0.0.1:*"), 0);
@@ -144,8 +139,8 @@ static void *open_monitor(void *ctx, void *socket, const char *name)
     ck_assert_int_eq(zlink_socket_monitor(socket, name, ZLINK_EVENT_ALL), 0);
     void *monitor = zlink_socket(ctx, ZLINK_PAIR);
     ck_assert_ptr_nonnull(monitor);
-    set_int(monitor, ZLINK_LINGER, 0);
-    set_int(monitor, ZLINK_RCVTIMEO, 100);
+    zl_test_set_int(monitor, ZLINK_LINGER, 0);
+    zl_test_set_int(monitor, ZLINK_RCVTIMEO, 100);
     ck_assert_int_eq(zlink_connect(monitor, name), 0);
     return monitor;
 }
@@ -186,14 +181,14 @@ static void server_open(server *s, int64_t maxmsgsize, int maxparts)
     ck_assert_ptr_nonnull(s->ctx);
     s->socket = zlink_socket(s->ctx, ZLINK_ROUTER);
     ck_assert_ptr_nonnull(s->socket);
-    set_int(s->socket, ZLINK_LINGER, 0);
-    set_int(s->socket, ZLINK_RCVTIMEO, WAIT_MS);
+    zl_test_set_int(s->socket, ZLINK_LINGER, 0);
+    zl_test_set_int(s->socket, ZLINK_RCVTIMEO, WAIT_MS);
     if (maxmsgsize != -2)
         ck_assert_int_eq(zlink_setsockopt(s->socket, ZLINK_MAXMSGSIZE,
                                           &maxmsgsize, sizeof maxmsgsize),
                          0);
     if (maxparts != -2)
-        set_int(s->socket, ZLINK_MAXMSGPARTS, maxparts);
+        zl_test_set_int(s->socket, ZLINK_MAXMSGPARTS, maxparts);
     s->monitor = open_monitor(s->ctx, s->socket, "inproc://limits-monitor");
     s->port = bind_port(s->socket);
 }
@@ -238,9 +233,9 @@ static void expect_dropped(server *s, const void *bytes, size_t len)
                           ZLINK_EVENT_HANDSHAKE_FAILED_PROTOCOL, &failed));
     ck_assert(!failed);
     char buf[16];
-    set_int(s->socket, ZLINK_RCVTIMEO, 0);
+    zl_test_set_int(s->socket, ZLINK_RCVTIMEO, 0);
     ck_assert_int_eq(zlink_recv(s->socket, buf, sizeof buf, 0), -1);
-    set_int(s->socket, ZLINK_RCVTIMEO, WAIT_MS);
+    zl_test_set_int(s->socket, ZLINK_RCVTIMEO, WAIT_MS);
 }
 
 /* The peer sends a whole message; the application receives it. */
@@ -285,7 +280,7 @@ START_TEST(maxmsgparts_option)
     }
     int good[] = {-1, 1, 5, 1 << 30};
     for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
-        set_int(s, ZLINK_MAXMSGPARTS, good[i]);
+        zl_test_set_int(s, ZLINK_MAXMSGPARTS, good[i]);
         len = sizeof v;
         ck_assert_int_eq(zlink_getsockopt(s, ZLINK_MAXMSGPARTS, &v, &len), 0);
         ck_assert_int_eq(v, good[i]);
@@ -359,11 +354,11 @@ START_TEST(inproc_ignores_the_caps)
     int64_t max = 10;
     for (int k = 0; k < 2; k++) {
         void *s = k ? b : a;
-        set_int(s, ZLINK_MAXMSGPARTS, 2);
+        zl_test_set_int(s, ZLINK_MAXMSGPARTS, 2);
         ck_assert_int_eq(
             zlink_setsockopt(s, ZLINK_MAXMSGSIZE, &max, sizeof max), 0);
-        set_int(s, ZLINK_RCVTIMEO, WAIT_MS);
-        set_int(s, ZLINK_LINGER, 0);
+        zl_test_set_int(s, ZLINK_RCVTIMEO, WAIT_MS);
+        zl_test_set_int(s, ZLINK_LINGER, 0);
     }
     ck_assert_int_eq(zlink_bind(a, "inproc://limits"), 0);
     ck_assert_int_eq(zlink_connect(b, "inproc://limits"), 0);
@@ -533,8 +528,8 @@ static void rss_case(size_t size, int conns)
         hwm = 1000;
     void *ctx = zlink_ctx_new();
     void *dealer = zlink_socket(ctx, ZLINK_DEALER);
-    set_int(dealer, ZLINK_RCVHWM, hwm);
-    set_int(dealer, ZLINK_LINGER, 0);
+    zl_test_set_int(dealer, ZLINK_RCVHWM, hwm);
+    zl_test_set_int(dealer, ZLINK_LINGER, 0);
     void *monitor = open_monitor(ctx, dealer, "inproc://rss-monitor");
     int port = bind_port(dealer);
 
@@ -636,15 +631,15 @@ START_TEST(sndhwm_bounds_large_sends)
 {
     void *ctx = zlink_ctx_new();
     void *router = zlink_socket(ctx, ZLINK_ROUTER);
-    set_int(router, ZLINK_ROUTER_MANDATORY, 1);
-    set_int(router, ZLINK_SNDHWM, 1);
-    set_int(router, ZLINK_LINGER, 0);
+    zl_test_set_int(router, ZLINK_ROUTER_MANDATORY, 1);
+    zl_test_set_int(router, ZLINK_SNDHWM, 1);
+    zl_test_set_int(router, ZLINK_LINGER, 0);
     void *monitor = open_monitor(ctx, router, "inproc://snd-monitor");
     /* Socket buffers of a fixed size on both sides, so that what the
      * kernel holds is the same from run to run and host to host (with
      * these, libzmq 4.3 accepts 8; with autotuned ones, both take 40 and
      * more, most of them in the kernel). */
-    set_int(router, ZLINK_SNDBUF, KERNEL_BUFFER);
+    zl_test_set_int(router, ZLINK_SNDBUF, KERNEL_BUFFER);
     int port = bind_port(router);
     raw_fd fd = socket(AF_INET, SOCK_STREAM, IPPROTO_TCP);
     ck_assert(fd != RAW_INVALID);

@@ -14,19 +14,13 @@ enum { TCP, IPC, INPROC, TRANSPORTS };
 
 static void *ctx;
 
-static void set_int(void *s, int option, int value)
-{
-    ck_assert_msg(zlink_setsockopt(s, option, &value, sizeof value) == 0,
-                  "setsockopt(%d): %s", option, zlink_strerror(zlink_errno()));
-}
-
 static void *sock(int type)
 {
     void *s = zlink_socket(ctx, type);
     ck_assert_ptr_nonnull(s);
-    set_int(s, ZLINK_LINGER, 0);
-    set_int(s, ZLINK_RCVTIMEO, WAIT_MS);
-    set_int(s, ZLINK_SNDTIMEO, WAIT_MS);
+    zl_test_set_int(s, ZLINK_LINGER, 0);
+    zl_test_set_int(s, ZLINK_RCVTIMEO, WAIT_MS);
+    zl_test_set_int(s, ZLINK_SNDTIMEO, WAIT_MS);
     return s;
 }
 

@@ -37,21 +37,14 @@ static void begin(void)
     open_count = 0;
 }
 
-static void set_int(void *s, int option, int value)
-{
-    ck_assert_msg(zlink_setsockopt(s, option, &value, sizeof value) == 0,
-                  "setsockopt(%d, %d): %s", option, value,
-                  zlink_strerror(zlink_errno()));
-}
-
 static void *sock(int type)
 {
     void *s = zlink_socket(ctx, type);
     ck_assert_msg(s != NULL, "zlink_socket(%d): %s", type,
                   zlink_strerror(zlink_errno()));
-    set_int(s, ZLINK_LINGER, 0);
-    set_int(s, ZLINK_RCVTIMEO, WAIT_MS);
-    set_int(s, ZLINK_SNDTIMEO, WAIT_MS);
+    zl_test_set_int(s, ZLINK_LINGER, 0);
+    zl_test_set_int(s, ZLINK_RCVTIMEO, WAIT_MS);
+    zl_test_set_int(s, ZLINK_SNDTIMEO, WAIT_MS);
     ck_assert_int_lt(open_count, 16);
     open_sockets[open_count++] = s;
     return s;
@@ -424,8 +417,8 @@ static int data_index(const char *buf, int n)
 
 static void small_buffers(void *s)
 {
-    set_int(s, ZLINK_SNDBUF, 4096);
-    set_int(s, ZLINK_RCVBUF, 4096);
+    zl_test_set_int(s, ZLINK_SNDBUF, 4096);
+    zl_test_set_int(s, ZLINK_RCVBUF, 4096);
 }
 
 /* The fast subscriber reads each message before the next is sent, the
@@ -438,12 +431,12 @@ START_TEST(slow_subscriber_drops)
     begin();
     char ep[512], buf[DATA_SIZE];
     void *pub = sock(ZLINK_PUB);
-    set_int(pub, ZLINK_SNDHWM, 10);
+    zl_test_set_int(pub, ZLINK_SNDHWM, 10);
     small_buffers(pub);
     bind_on(pub, _i, ep, sizeof ep);
     void *fast = sock(ZLINK_SUB);
     void *slow = sock(ZLINK_SUB);
-    set_int(slow, ZLINK_RCVHWM, 10);
+    zl_test_set_int(slow, ZLINK_RCVHWM, 10);
     small_buffers(slow);
     subscribe(fast, "D");
     subscribe(fast, "f");
@@ -505,12 +498,12 @@ START_TEST(nodrop_eagain)
     begin();
     char ep[512], buf[DATA_SIZE];
     void *xpub = sock(ZLINK_XPUB);
-    set_int(xpub, ZLINK_XPUB_NODROP, 1);
-    set_int(xpub, ZLINK_SNDHWM, 5);
+    zl_test_set_int(xpub, ZLINK_XPUB_NODROP, 1);
+    zl_test_set_int(xpub, ZLINK_SNDHWM, 5);
     small_buffers(xpub);
     bind_on(xpub, _i, ep, sizeof ep);
     void *sub = sock(ZLINK_SUB);
-    set_int(sub, ZLINK_RCVHWM, 5);
+    zl_test_set_int(sub, ZLINK_RCVHWM, 5);
     small_buffers(sub);
     subscribe(sub, "D");
     connect_to(sub, ep);
@@ -592,7 +585,7 @@ static void run_verbose(int t, int option)
     char ep[512];
     void *xpub = sock(ZLINK_XPUB);
     if (option)
-        set_int(xpub, option, 1);
+        zl_test_set_int(xpub, option, 1);
     bind_on(xpub, t, ep, sizeof ep);
     void *one = sock(ZLINK_SUB);
     void *two = sock(ZLINK_SUB);
@@ -646,7 +639,7 @@ START_TEST(xpub_manual)
     begin();
     char ep[512];
     void *xpub = sock(ZLINK_XPUB);
-    set_int(xpub, ZLINK_XPUB_MANUAL, 1);
+    zl_test_set_int(xpub, ZLINK_XPUB_MANUAL, 1);
     bind_on(xpub, _i, ep, sizeof ep);
     void *xsub = sock(ZLINK_XSUB);
     connect_to(xsub, ep);
@@ -786,7 +779,7 @@ START_TEST(subscriptions_survive_reconnect)
     void *pub = sock(ZLINK_PUB);
     bind_on(pub, t, ep, sizeof ep);
     void *sub = sock(ZLINK_SUB);
-    set_int(sub, ZLINK_RECONNECT_IVL, 20);
+    zl_test_set_int(sub, ZLINK_RECONNECT_IVL, 20);
     subscribe(sub, "A");
     subscribe(sub, "S");
     connect_to(sub, ep);

@@ -5,32 +5,6 @@
 #include "atomics.h"
 #include "socket_testutil.h"
 
-typedef struct pair_fixture {
-    void *ctx, *binder, *connecter;
-    char endpoint[300];
-} pair_fixture;
-
-static bool pair_open(pair_fixture *f, int transport)
-{
-    f->ctx = zt_ctx();
-    f->binder = zt_socket(f->ctx, ZLINK_PAIR);
-    f->connecter = zt_socket(f->ctx, ZLINK_PAIR);
-    if (zt_join(f->binder, f->connecter, transport, f->endpoint,
-                sizeof f->endpoint))
-        return true;
-    zt_close(f->binder);
-    zt_close(f->connecter);
-    zt_term(f->ctx);
-    return false;
-}
-
-static void pair_close(pair_fixture *f)
-{
-    zt_close(f->binder);
-    zt_close(f->connecter);
-    zt_term(f->ctx);
-}
-
 /* One message with a part of every size, then each size alone. */
 static void exchange_sizes(void *from, void *to, unsigned seed)
 {
@@ -49,21 +23,21 @@ static void exchange_sizes(void *from, void *to, unsigned seed)
 
 START_TEST(pair_sizes_and_multipart)
 {
-    pair_fixture f;
-    if (!pair_open(&f, _i))
+    zt_pair f;
+    if (!zt_pair_open(&f, _i))
         return;
     ck_assert_int_eq(zt_get_int(f.connecter, ZLINK_RCVMORE), 0);
     exchange_sizes(f.connecter, f.binder, 1);
     exchange_sizes(f.binder, f.connecter, 7);
-    pair_close(&f);
+    zt_pair_close(&f);
 }
 END_TEST
 
 /* Batches both ways, each message numbered, each with 1-3 parts. */
 START_TEST(pair_order)
 {
-    pair_fixture f;
-    if (!pair_open(&f, _i))
+    zt_pair f;
+    if (!zt_pair_open(&f, _i))
         return;
     void *ends[2] = {f.connecter, f.binder};
     for (int batch = 0; batch < 10; batch++) {
@@ -92,7 +66,7 @@ START_TEST(pair_order)
                     EAGAIN);
     zt_expect_errno(zlink_recv(f.connecter, buf, sizeof buf, ZLINK_DONTWAIT),
                     EAGAIN);
-    pair_close(&f);
+    zt_pair_close(&f);
 }
 END_TEST
 
@@ -119,7 +93,7 @@ static bool wait_freed(int expected)
 
 /* The free function runs exactly once, after the message went out and the
  * receiver let go of it (inproc passes the very buffer along). */
-static void zero_copy_case(pair_fixture *f, int transport, size_t size)
+static void zero_copy_case(zt_pair *f, int transport, size_t size)
 {
     atomic_store(&freed_count, 0);
     freed_data = NULL;
@@ -152,13 +126,13 @@ static void zero_copy_case(pair_fixture *f, int transport, size_t size)
 
 START_TEST(pair_zero_copy)
 {
-    pair_fixture f;
-    if (!pair_open(&f, _i))
+    zt_pair f;
+    if (!zt_pair_open(&f, _i))
         return;
     zero_copy_case(&f, _i, 10);
     zero_copy_case(&f, _i, 64 * 1024);
     zero_copy_case(&f, _i, 1024 * 1024);
-    pair_close(&f);
+    zt_pair_close(&f);
     /* Never a second time, not even at shutdown. */
     ck_assert_int_eq(atomic_load(&freed_count), 1);
 }
@@ -173,8 +147,8 @@ START_TEST(pair_held_messages_keep_their_bytes)
 {
     enum { COUNT = 96 };
     static const size_t sizes[] = {8192, 6000, 8191, 9000, 12000};
-    pair_fixture f;
-    if (!pair_open(&f, _i))
+    zt_pair f;
+    if (!zt_pair_open(&f, _i))
         return;
     for (unsigned i = 0; i < COUNT; i++)
         zt_send_part(f.connecter, sizes[i % 5], i, 0);
@@ -188,15 +162,15 @@ START_TEST(pair_held_messages_keep_their_bytes)
         zt_check_bytes(zlink_msg_data(&held[i]), sizes[i % 5], i);
         zlink_msg_close(&held[i]);
     }
-    pair_close(&f);
+    zt_pair_close(&f);
 }
 END_TEST
 
 /* A copy shares the body; the free function waits for the last one. */
 START_TEST(pair_zero_copy_shared)
 {
-    pair_fixture f;
-    if (!pair_open(&f, ZT_TCP4))
+    zt_pair f;
+    if (!zt_pair_open(&f, ZT_TCP4))
         return;
     atomic_store(&freed_count, 0);
     size_t size = 100000;
@@ -218,7 +192,7 @@ START_TEST(pair_zero_copy_shared)
     ck_assert(wait_freed(1));
     zlink_msg_close(&msg);
     zlink_msg_close(&copy);
-    pair_close(&f);
+    zt_pair_close(&f);
     ck_assert_int_eq(atomic_load(&freed_count), 1);
 }
 END_TEST
@@ -228,8 +202,8 @@ static uint8_t const_large[200000];
 
 START_TEST(pair_send_const)
 {
-    pair_fixture f;
-    if (!pair_open(&f, _i))
+    zt_pair f;
+    if (!zt_pair_open(&f, _i))
         return;
     zt_fill(const_large, sizeof const_large, 5);
     ck_assert_int_eq(zlink_send_const(f.connecter, const_small,
@@ -241,30 +215,30 @@ START_TEST(pair_send_const)
     zt_recv_str(f.binder, const_small);
     ck_assert_int_eq(zt_get_int(f.binder, ZLINK_RCVMORE), 1);
     zt_recv_part(f.binder, sizeof const_large, 5, false);
-    pair_close(&f);
+    zt_pair_close(&f);
 }
 END_TEST
 
 /* zlink_recv copies what fits and returns the real size, as libzmq. */
 START_TEST(pair_recv_truncates)
 {
-    pair_fixture f;
-    if (!pair_open(&f, ZT_TCP4))
+    zt_pair f;
+    if (!zt_pair_open(&f, ZT_TCP4))
         return;
     zt_send_str(f.connecter, "0123456789", 0);
     char buf[8];
     memset(buf, 'x', sizeof buf);
     ck_assert_int_eq(zlink_recv(f.binder, buf, 4, 0), 10);
     ck_assert_int_eq(memcmp(buf, "0123xxxx", 8), 0);
-    pair_close(&f);
+    zt_pair_close(&f);
 }
 END_TEST
 
 /* A moved message is sent once; the source is left empty. */
 START_TEST(pair_msg_move)
 {
-    pair_fixture f;
-    if (!pair_open(&f, ZT_INPROC))
+    zt_pair f;
+    if (!zt_pair_open(&f, ZT_INPROC))
         return;
     zlink_msg_t a, b;
     ck_assert_int_eq(zlink_msg_init_size(&a, 100), 0);
@@ -278,7 +252,7 @@ START_TEST(pair_msg_move)
     zt_recv_part(f.binder, 100, 3, false);
     zlink_msg_close(&a);
     zlink_msg_close(&b);
-    pair_close(&f);
+    zt_pair_close(&f);
 }
 END_TEST
 
@@ -287,8 +261,8 @@ END_TEST
  * leaves the message empty. A message that is not one is refused. */
 START_TEST(pair_msg_recv_replaces_content)
 {
-    pair_fixture f;
-    if (!pair_open(&f, ZT_INPROC))
+    zt_pair f;
+    if (!zt_pair_open(&f, ZT_INPROC))
         return;
     zlink_msg_t msg;
     ck_assert_int_eq(zlink_msg_init_size(&msg, 300), 0);
@@ -310,7 +284,7 @@ START_TEST(pair_msg_recv_replaces_content)
     zlink_msg_t garbage;
     memset(&garbage, 0xee, sizeof garbage);
     zt_expect_errno(zlink_msg_recv(&garbage, f.binder, ZLINK_DONTWAIT), EFAULT);
-    pair_close(&f);
+    zt_pair_close(&f);
 }
 END_TEST
 
@@ -318,8 +292,8 @@ END_TEST
  * keeps working. */
 START_TEST(pair_refuses_second_peer)
 {
-    pair_fixture f;
-    if (!pair_open(&f, _i))
+    zt_pair f;
+    if (!zt_pair_open(&f, _i))
         return;
     zt_send_str(f.connecter, "first", 0);
     zt_recv_str(f.binder, "first");
@@ -334,7 +308,7 @@ START_TEST(pair_refuses_second_peer)
     zt_send_str(f.binder, "back", 0);
     zt_recv_str(f.connecter, "back");
     zt_close(second);
-    pair_close(&f);
+    zt_pair_close(&f);
 }
 END_TEST
 

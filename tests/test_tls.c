@@ -49,11 +49,6 @@ static char *read_file(const char *path)
     return copy;
 }
 
-static void set_int(void *s, int option, int value)
-{
-    ck_assert_int_eq(zlink_setsockopt(s, option, &value, sizeof value), 0);
-}
-
 static void set_str(void *s, int option, const char *value)
 {
     ck_assert_int_eq(zlink_setsockopt(s, option, value, strlen(value)), 0);
@@ -92,9 +87,9 @@ static void *socket_of(void *ctx, int type)
 {
     void *s = zlink_socket(ctx, type);
     ck_assert_ptr_nonnull(s);
-    set_int(s, ZLINK_LINGER, 0);
-    set_int(s, ZLINK_RCVTIMEO, WAIT_MS);
-    set_int(s, ZLINK_SNDTIMEO, WAIT_MS);
+    zl_test_set_int(s, ZLINK_LINGER, 0);
+    zl_test_set_int(s, ZLINK_RCVTIMEO, WAIT_MS);
+    zl_test_set_int(s, ZLINK_SNDTIMEO, WAIT_MS);
     return s;
 }
 
@@ -105,8 +100,8 @@ static void *open_monitor(void *ctx, void *socket, const char *name)
     ck_assert_int_eq(zlink_socket_monitor(socket, name, ZLINK_EVENT_ALL), 0);
     void *m = zlink_socket(ctx, ZLINK_PAIR);
     ck_assert_ptr_nonnull(m);
-    set_int(m, ZLINK_LINGER, 0);
-    set_int(m, ZLINK_RCVTIMEO, 100);
+    zl_test_set_int(m, ZLINK_LINGER, 0);
+    zl_test_set_int(m, ZLINK_RCVTIMEO, 100);
     ck_assert_int_eq(zlink_connect(m, name), 0);
     return m;
 }
@@ -269,7 +264,7 @@ START_TEST(options_round_trip)
     v = 2;
     ck_assert_int_eq(zlink_setsockopt(s, ZLINK_TLS_VERIFY, &v, sizeof v), -1);
     ck_assert_int_eq(zlink_errno(), EINVAL);
-    set_int(s, ZLINK_TLS_VERIFY, 0);
+    zl_test_set_int(s, ZLINK_TLS_VERIFY, 0);
     vlen = sizeof v;
     ck_assert_int_eq(zlink_getsockopt(s, ZLINK_TLS_VERIFY, &v, &vlen), 0);
     ck_assert_int_eq(v, 0);
@@ -367,7 +362,7 @@ START_TEST(every_socket_type)
                 ck_assert_int_eq(zlink_recv(p.server, sub, sizeof sub, 0), 1);
             }
             /* Until the subscription has arrived, messages are dropped. */
-            set_int(p.client, ZLINK_RCVTIMEO, 50);
+            zl_test_set_int(p.client, ZLINK_RCVTIMEO, 50);
             char buf[16];
             int n = -1;
             for (int tries = 0; tries < 100 && n < 0; tries++) {
@@ -376,7 +371,7 @@ START_TEST(every_socket_type)
             }
             ck_assert_int_eq(n, 5);
             /* Every "hello" still on its way comes before this one. */
-            set_int(p.client, ZLINK_RCVTIMEO, WAIT_MS);
+            zl_test_set_int(p.client, ZLINK_RCVTIMEO, WAIT_MS);
             send_str(p.server, "sync", 0);
             do {
                 n = zlink_recv(p.client, buf, sizeof buf - 1, 0);
@@ -432,7 +427,7 @@ START_TEST(pem_in_memory)
     set_str(server, ZLINK_TLS_CERT_PEM, chain);
     set_str(server, ZLINK_TLS_KEY_PEM, key);
     set_str(server, ZLINK_TLS_CA_PEM, ca);
-    set_int(server, ZLINK_TLS_REQUIRE_CLIENT_CERT, 1);
+    zl_test_set_int(server, ZLINK_TLS_REQUIRE_CLIENT_CERT, 1);
     set_str(client, ZLINK_TLS_CERT_PEM, client_chain);
     set_str(client, ZLINK_TLS_KEY_PEM, client_key);
     set_str(client, ZLINK_TLS_CA_PEM, ca);
@@ -464,7 +459,7 @@ START_TEST(client_certificate_and_encrypted_key)
     set_str(server, ZLINK_TLS_KEY, cert("server-enc.key"));
     set_str(server, ZLINK_TLS_KEY_PASSWORD, "secret");
     set_str(server, ZLINK_TLS_CA, cert("root.pem"));
-    set_int(server, ZLINK_TLS_REQUIRE_CLIENT_CERT, 1);
+    zl_test_set_int(server, ZLINK_TLS_REQUIRE_CLIENT_CERT, 1);
     server_identity(client, "client-chain.pem", "client.key");
     set_str(client, ZLINK_TLS_CA, cert("root.pem"));
     ck_assert_int_eq(zlink_bind(server, "tls://localhost:*"), 0);
@@ -557,7 +552,7 @@ static void run_failure(const failure_case *c)
     void *client = socket_of(ctx, ZLINK_DEALER);
     server_identity(server, c->server_chain, c->server_key);
     if (c->require_client_cert) {
-        set_int(server, ZLINK_TLS_REQUIRE_CLIENT_CERT, 1);
+        zl_test_set_int(server, ZLINK_TLS_REQUIRE_CLIENT_CERT, 1);
         set_str(server, ZLINK_TLS_CA, cert("root.pem"));
     }
     client_trust(client, c->client_ca);
@@ -574,9 +569,9 @@ static void run_failure(const failure_case *c)
     ck_assert_msg(value == c->value, "%s: value 0x%x, want 0x%x", c->name,
                   value, c->value);
     /* Nothing ever crosses. */
-    set_int(client, ZLINK_SNDTIMEO, 0);
+    zl_test_set_int(client, ZLINK_SNDTIMEO, 0);
     zlink_send(client, "x", 1, ZLINK_DONTWAIT);
-    set_int(server, ZLINK_RCVTIMEO, 200);
+    zl_test_set_int(server, ZLINK_RCVTIMEO, 200);
     char buf[16];
     ck_assert_int_eq(zlink_recv(server, buf, sizeof buf, 0), -1);
     zlink_close(monitor);
@@ -612,7 +607,7 @@ START_TEST(no_ca_uses_system_store)
     }
     /* VERIFY 0 is the one way to accept any server. */
     void *trusting = socket_of(ctx, ZLINK_DEALER);
-    set_int(trusting, ZLINK_TLS_VERIFY, 0);
+    zl_test_set_int(trusting, ZLINK_TLS_VERIFY, 0);
     ck_assert_int_eq(zlink_connect(trusting, endpoint), 0);
     send_str(trusting, "anyway", 0);
     char id[256];
@@ -683,7 +678,7 @@ static void hostile_open(hostile *h, int handshake_ivl)
     h->router = socket_of(h->ctx, ZLINK_ROUTER);
     server_identity(h->router, "server-chain.pem", "server.key");
     if (handshake_ivl)
-        set_int(h->router, ZLINK_HANDSHAKE_IVL, handshake_ivl);
+        zl_test_set_int(h->router, ZLINK_HANDSHAKE_IVL, handshake_ivl);
     h->monitor = open_monitor(h->ctx, h->router, "inproc://hostile");
     bind_tls(h->router, h->endpoint, sizeof h->endpoint);
     h->port = endpoint_port(h->endpoint);

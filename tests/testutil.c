@@ -1,6 +1,7 @@
 /* testutil.c — helpers shared by the Check suites. */
 #include "testutil.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <uv.h>
@@ -38,7 +39,8 @@ bool zl_test_under_wine(void)
     /* Set by ci/test.sh's Windows stage; Wine itself also exposes
      * WINEPREFIX to its processes' environment. */
     return uv_os_getenv("ZLINK_UNDER_WINE", value, &len) == 0 ||
-           uv_os_getenv("WINEPREFIX", value, &(size_t){sizeof value}) != UV_ENOENT;
+           uv_os_getenv("WINEPREFIX", value, &(size_t){sizeof value}) !=
+               UV_ENOENT;
 }
 
 bool zl_test_skip_ipc(void)
@@ -52,4 +54,47 @@ bool zl_test_skip_ipc(void)
         told = true;
     }
     return true;
+}
+
+void zl_test_set_int(void *socket, int option, int value)
+{
+    ck_assert_msg(zlink_setsockopt(socket, option, &value, sizeof value) == 0,
+                  "zlink_setsockopt(%d, %d): %s", option, value,
+                  zlink_strerror(zlink_errno()));
+}
+
+int zl_test_send_retry(void *socket, const void *buf, size_t len, int flags)
+{
+    int rc;
+    do
+        rc = zlink_send(socket, buf, len, flags);
+    while (rc < 0 && zlink_errno() == EINTR);
+    return rc;
+}
+
+int zl_test_recv_retry(void *socket, void *buf, size_t len, int flags)
+{
+    int rc;
+    do
+        rc = zlink_recv(socket, buf, len, flags);
+    while (rc < 0 && zlink_errno() == EINTR);
+    return rc;
+}
+
+int zl_test_msg_send_retry(zlink_msg_t *msg, void *socket, int flags)
+{
+    int rc;
+    do
+        rc = zlink_msg_send(msg, socket, flags);
+    while (rc < 0 && zlink_errno() == EINTR);
+    return rc;
+}
+
+int zl_test_msg_recv_retry(zlink_msg_t *msg, void *socket, int flags)
+{
+    int rc;
+    do
+        rc = zlink_msg_recv(msg, socket, flags);
+    while (rc < 0 && zlink_errno() == EINTR);
+    return rc;
 }
