@@ -28,11 +28,6 @@ static const char *cert(const char *name)
     return p;
 }
 
-static void set_int(void *s, int option, int value)
-{
-    ck_assert_int_eq(zlink_setsockopt(s, option, &value, sizeof value), 0);
-}
-
 static void set_str(void *s, int option, const char *value)
 {
     ck_assert_int_eq(zlink_setsockopt(s, option, value, strlen(value)), 0);
@@ -42,9 +37,9 @@ static void *socket_of(void *ctx, int type)
 {
     void *s = zlink_socket(ctx, type);
     ck_assert_ptr_nonnull(s);
-    set_int(s, ZLINK_LINGER, 0);
-    set_int(s, ZLINK_RCVTIMEO, WAIT_MS);
-    set_int(s, ZLINK_SNDTIMEO, WAIT_MS);
+    zl_test_set_int(s, ZLINK_LINGER, 0);
+    zl_test_set_int(s, ZLINK_RCVTIMEO, WAIT_MS);
+    zl_test_set_int(s, ZLINK_SNDTIMEO, WAIT_MS);
     return s;
 }
 
@@ -120,7 +115,7 @@ START_TEST(resumes_with_client_certificate)
 {
     void *ctx = zlink_ctx_new();
     void *server = server_of(ctx, "server-chain.pem", "server.key");
-    set_int(server, ZLINK_TLS_REQUIRE_CLIENT_CERT, 1);
+    zl_test_set_int(server, ZLINK_TLS_REQUIRE_CLIENT_CERT, 1);
     set_str(server, ZLINK_TLS_CA, cert("root.pem"));
     void *client = client_of(ctx);
     set_str(client, ZLINK_TLS_CERT, cert("client-chain.pem"));
@@ -184,8 +179,8 @@ static void *monitor_of(void *ctx, void *socket, const char *name)
     ck_assert_int_eq(zlink_socket_monitor(socket, name, ZLINK_EVENT_ALL), 0);
     void *m = zlink_socket(ctx, ZLINK_PAIR);
     ck_assert_ptr_nonnull(m);
-    set_int(m, ZLINK_LINGER, 0);
-    set_int(m, ZLINK_RCVTIMEO, 100);
+    zl_test_set_int(m, ZLINK_LINGER, 0);
+    zl_test_set_int(m, ZLINK_RCVTIMEO, 100);
     ck_assert_int_eq(zlink_connect(m, name), 0);
     return m;
 }
