@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <sys/socket.h>
 
+#include "peer_cred.h"
 #include "tcp_opts.h"
 
 zl_handle *zl_kq_handle_new(zl_loop *loop, int fd)
@@ -94,22 +95,7 @@ int zl_handle_peer_addr(zl_handle *h, zl_addr *out)
 
 int zl_handle_peer_cred(zl_handle *h, unsigned *uid, unsigned *gid, int *pid)
 {
-#if defined(SO_PEERCRED)
-    struct ucred cred;
-    socklen_t len = sizeof cred;
-    if (getsockopt(h->io.fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0)
-        return -errno;
-    *uid = (unsigned)cred.uid;
-    *gid = (unsigned)cred.gid;
-    *pid = (int)cred.pid;
-    return 0;
-#else
-    (void)h;
-    (void)uid;
-    (void)gid;
-    (void)pid;
-    return -ENOTSUP;
-#endif
+    return zl_posix_peer_cred(h->io.fd, uid, gid, pid);
 }
 
 zl_os_socket zl_handle_os_socket(const zl_handle *h)
