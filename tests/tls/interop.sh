@@ -202,8 +202,10 @@ s_client_case() {
     done
     shift
     local events=$work/probe.out out=$work/s_client.out
-    # The probe listens 8 s: under a load average of 50, a window of 4 s
-    # closed before s_client connected (connection refused).
+    # Emptied first: wait_for could otherwise read the endpoint the last
+    # case's probe printed, before this one's redirect truncates the file,
+    # and s_client would knock on a closed port. The probe listens 8 s.
+    : >"$events"
     env "${env[@]}" ZLINK_PROBE_TLS_CERT="$certs/server-chain.pem" \
         ZLINK_PROBE_TLS_KEY="$certs/server.key" \
         timeout 20 "$probe" bind 'tls://127.0.0.1:*' 8 >"$events" 2>&1 &
