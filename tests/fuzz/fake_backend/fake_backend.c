@@ -484,6 +484,22 @@ int zl_handle_peer_addr(zl_handle *h, zl_addr *out)
     return 0;
 }
 
+/* Fake connections are tcp: no AF_UNIX credentials. */
+int zl_handle_peer_cred(zl_handle *h, unsigned *uid, unsigned *gid, int *pid)
+{
+    (void)h;
+    (void)uid;
+    (void)gid;
+    (void)pid;
+    return -ENOTSUP;
+}
+
+/* Monitor events carry it; any stable, distinct number will do. */
+zl_os_socket zl_handle_os_socket(const zl_handle *h)
+{
+    return (zl_os_socket)(1000 + h->index);
+}
+
 /* ---- listeners ---- */
 
 int zl_listener_open(zl_loop *loop, const zl_addr *addr, int backlog,
@@ -663,4 +679,10 @@ void fake_refuse_connects(bool on)
 void fake_advance_ms(uint64_t ms)
 {
     fake.now_ms += ms;
+}
+
+zl_os_socket zl_listener_os_socket(const zl_listener *l)
+{
+    (void)l;
+    return (zl_os_socket)999;
 }
