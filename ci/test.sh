@@ -257,16 +257,19 @@ passed=0
 failed=0
 skipped=0
 results=()
+failed_logs=()
+LOG_DIR=$BUILD_ROOT/logs
+mkdir -p "$LOG_DIR"
 
 # Runs one stage in a subshell with errexit on, so a failing stage ends
 # itself but not the run: every stage reports.
 run_stage() {
     local name=$1 title=$2
     banner "stage $name: $title ($BUILD_ROOT/$name)"
-    local start=$SECONDS rc=0
+    local start=$SECONDS rc=0 log=$LOG_DIR/$name.log
     set +e
-    (set -e; "stage_$name")
-    rc=$?
+    (set -e; "stage_$name") 2>&1 | tee "$log"
+    rc=${PIPESTATUS[0]}
     set -e
     local elapsed=$((SECONDS - start))
     if [ "$rc" -eq 0 ]; then
@@ -275,6 +278,7 @@ run_stage() {
     else
         failed=$((failed + 1))
         results+=("stage $name: FAILED (exit $rc) in ${elapsed}s")
+        failed_logs+=("$log")
     fi
     echo "== stage $name: $([ "$rc" -eq 0 ] && echo passed || echo FAILED)" \
         "in ${elapsed}s"
@@ -315,6 +319,13 @@ for stage in $STAGES; do
         exit 2
         ;;
     esac
+done
+
+# CI keeps only the end of the output, so a failed stage's own end is
+# repeated here, just above the summary, where it survives.
+for log in "${failed_logs[@]}"; do
+    banner "the end of $log"
+    tail -n 60 "$log"
 done
 
 banner "summary"

@@ -379,6 +379,10 @@ static Suite *suite(void)
     Suite *s = suite_create("interop");
     for (int v = 0; v < VARIANT_COUNT; v++) {
         TCase *tc = tcase_create(variants[v].name);
+        /* The peer may be a JVM or an interpreter started cold, and the
+         * suite also runs outside ctest (ci/interop-stacks.sh), where
+         * Check's default would be 4 s. */
+        tcase_set_timeout(tc, 60);
         tcase_add_checked_fixture(tc, NULL, teardown);
         tcase_add_loop_test(tc, test_interop_case, v * WAYS, (v + 1) * WAYS);
         suite_add_tcase(s, tc);
