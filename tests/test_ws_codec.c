@@ -170,7 +170,7 @@ static void run(const wire *w, bool client, int64_t max, size_t chunk,
     free(in.buf);
 }
 
-static const size_t chunks[] = {0, 1, 2, 3, 5, 7, 13, 64, 1000, 4096};
+static const size_t chunks[] = {0, 1, 3, 7, 13, 64, 1000, 4096};
 #define NCHUNKS (sizeof chunks / sizeof chunks[0])
 
 /* ---- the bytes it yields ---- */
@@ -216,10 +216,10 @@ START_TEST(same_bytes_from_every_cut)
     frame(&in, false, WSLAY_CONTINUATION_FRAME, mask, payload + 1501, 1500);
     frame(&in, true, WSLAY_CONTINUATION_FRAME, mask, "", 0);
     zmtp(&want, 0x00, big + 100, 3000);
-    message(&in, mask, 0x00, big + 5, 130000 % sizeof big, 3);
-    zmtp(&want, 0x00, big + 5, 130000 % sizeof big);
+    message(&in, mask, 0x00, big + 5, 6000, 3);
+    zmtp(&want, 0x00, big + 5, 6000);
     frame(&in, true, WSLAY_PING, mask, "last", 4);
-    static const size_t reads[] = {0, 1, 7, 4096};
+    static const size_t reads[] = {0, 7, 4096};
     for (size_t c = 0; c < NCHUNKS; c++) {
         for (size_t k = 0; k < sizeof reads / sizeof reads[0]; k++) {
             static result r;
