@@ -7,10 +7,15 @@
  * Nothing the peer sends may read or write out of bounds, leak, or break
  * the stream contract (each op completes once, never inside its call).
  *
+ * The frame decoder also runs alone, as a client or a server, so that both
+ * of its parsers (its own for plain data frames, wslay for the rest) see
+ * input cut at every place, masked and plain.
+ *
  * The input: byte 0 picks the mode (bit 0: parse only; bit 1: prepend a
- * valid upgrade, so the rest are frames; bit 2: the route refuses) and
- * seeds the read lengths, byte 1 picks MAXMSGSIZE, the rest is the
- * stream. Built and run by ci/test.sh's fuzz stage like fuzz_zmtp. */
+ * valid upgrade, so the rest are frames; bit 2: the route refuses; bit 3:
+ * the decoder alone, bit 4 then making it a client's) and seeds the read
+ * lengths, byte 1 picks MAXMSGSIZE, the rest is the stream. Built and run
+ * by ci/test.sh's fuzz stage like fuzz_zmtp. */
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -18,6 +23,7 @@
 #include <string.h>
 
 #include "transport/stream.h"
+#include "transport/ws_decoder.h"
 #include "transport/ws_http.h"
 #include "transport/ws_stream.h"
 
@@ -213,19 +219,106 @@ static void parse_only(const uint8_t *data, size_t len)
         abort();
 }
 
+/* ---- the decoder alone ---- */
+
+/* Feeds the input in pieces of varying size, as the stream would, and
+ * reads what it owes in reads of varying size and probes. */
+static void decoder_only(const uint8_t *data, size_t len, bool client,
+                         uint32_t rng)
+{
+    zl_ws_input in = {0};
+    in.buf = malloc(len ? len : 1);
+    if (!in.buf)
+        return;
+    zl_ws_decoder d;
+    if (zl_ws_decoder_init(&d, &in, client) != 0) {
+        free(in.buf);
+        return;
+    }
+    d.max_msg_size = max_msg;
+    static uint8_t out[4096];
+    size_t fed = 0;
+    unsigned sink = 0;
+    for (;;) {
+        for (;;) {
+            zl_ws_read read;
+            memset(&read, 0, sizeof read);
+            size_t n = next_rng(&rng) % 5 == 0 ? 0 : 1 + next_rng(&rng) % 4096;
+            read.iov[0] = (zl_iovec){out, n};
+            read.count = 1;
+            read.total = n;
+            zl_ws_decoder_fill(&d, &read);
+            d.ping_due = false;
+            for (size_t i = 0; i < read.done; i++)
+                sink += out[i];
+            if (n == 0 ? !zl_ws_decoder_owed(&d) : read.done == 0)
+                break;
+        }
+        if (d.protocol_error || d.close_received || fed == len)
+            break;
+        /* As the stream's lower read: what is left moves to the front. */
+        memmove(in.buf, in.buf + in.pos, in.end - in.pos);
+        in.end -= in.pos;
+        in.pos = 0;
+        size_t n = 1 + next_rng(&rng) % 2048;
+        if (n > len - fed)
+            n = len - fed;
+        memcpy(in.buf + in.end, data + fed, n);
+        in.end += n;
+        fed += n;
+    }
+    if (sink == 0xdeadbeef) /* keeps the reads from being optimised out */
+        fputs("", stderr);
+    zl_ws_decoder_free(&d);
+    free(in.buf);
+}
+
 /* ---- seeds ---- */
 
-static size_t seed_frame(uint8_t *out, uint8_t head, const char *payload,
-                         size_t len)
+/* A frame as a client masks it (mask false: as a server sends it). */
+static size_t seed_frame_as(uint8_t *out, bool mask, uint8_t head,
+                            const char *payload, size_t len)
 {
     static const uint8_t key[4] = {1, 2, 3, 4};
     size_t n = 0;
     out[n++] = head;
-    out[n++] = (uint8_t)(0x80 | len);
-    memcpy(out + n, key, 4);
-    n += 4;
+    uint8_t m = mask ? 0x80 : 0;
+    if (len < 126) {
+        out[n++] = (uint8_t)(m | len);
+    } else {
+        out[n++] = m | 126;
+        out[n++] = (uint8_t)(len >> 8);
+        out[n++] = (uint8_t)len;
+    }
+    if (mask) {
+        memcpy(out + n, key, 4);
+        n += 4;
+    }
     for (size_t i = 0; i < len; i++)
-        out[n++] = (uint8_t)payload[i] ^ key[i & 3];
+        out[n++] = (uint8_t)payload[i] ^ (mask ? key[i & 3] : 0);
+    return n;
+}
+
+static size_t seed_frame(uint8_t *out, uint8_t head, const char *payload,
+                         size_t len)
+{
+    return seed_frame_as(out, true, head, payload, len);
+}
+
+/* Frames for the decoder alone: every length form, fragments around a
+ * ping, then a close. */
+static size_t seed_frames(uint8_t *out, bool mask)
+{
+    static char body[300];
+    memset(body, 'b', sizeof body);
+    body[0] = 0x01;
+    size_t n = 0;
+    n += seed_frame_as(out + n, mask, 0x82, body, 20);
+    n += seed_frame_as(out + n, mask, 0x82, body, 300);
+    n += seed_frame_as(out + n, mask, 0x02, body, 130);
+    n += seed_frame_as(out + n, mask, 0x89, "ping", 4);
+    n += seed_frame_as(out + n, mask, 0x80, body, 7);
+    n += seed_frame_as(out + n, mask, 0x88, "\x03\xe8", 2);
     return n;
 }
 
@@ -274,6 +367,12 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     memmove(seed + 2 + sizeof UPGRADE - 1, seed + 2, n - 2);
     memcpy(seed + 2, UPGRADE, sizeof UPGRADE - 1);
     write_seed(dir, 2, seed, n + sizeof UPGRADE - 1);
+    for (int client = 0; client < 2; client++) {
+        seed[0] = client ? 0x18 : 0x08; /* the decoder alone */
+        seed[1] = 0;
+        n = 2 + seed_frames(seed + 2, !client);
+        write_seed(dir, 3 + client, seed, n);
+    }
     return 0;
 }
 
@@ -288,6 +387,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     size -= 2;
     if (mode & 1) {
         parse_only(data, size);
+        return 0;
+    }
+    if (mode & 8) {
+        decoder_only(data, size, (mode & 0x10) != 0, mode);
         return 0;
     }
     refuse = (mode & 4) != 0;

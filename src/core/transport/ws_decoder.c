@@ -1,12 +1,16 @@
-/* ws_decoder.c — ZWS 2.0 input: wslay's frames to the engine's ZMTP bytes. */
+/* ws_decoder.c — ZWS 2.0 input: WebSocket frames (wslay's, and plain data
+ * frames of our own) to the engine's ZMTP bytes. */
 #include "ws_decoder.h"
 
 #include <stdlib.h>
 #include <string.h>
 
+#include "ws_mask.h"
 #include "ws_stream.h"
 
-/* wslay pulls its input through this: whatever the lower stream gave. */
+/* wslay pulls its input through this: the bytes of the one frame it is
+ * given, so that it never holds the start of the next one, which may be
+ * ours. */
 static ssize_t on_wslay_recv(uint8_t *buf, size_t len, int flags, void *arg)
 {
     (void)flags;
@@ -14,10 +18,13 @@ static ssize_t on_wslay_recv(uint8_t *buf, size_t len, int flags, void *arg)
     zl_ws_input *in = d->input;
     size_t avail = in->end - in->pos;
     size_t n = avail < len ? avail : len;
+    if (n > d->wslay_due)
+        n = (size_t)d->wslay_due;
     if (n == 0)
         return 0; /* wslay: want read */
     memcpy(buf, in->buf + in->pos, n);
     in->pos += n;
+    d->wslay_due -= n;
     return (ssize_t)n;
 }
 
@@ -160,12 +167,95 @@ static void on_control(zl_ws_decoder *d)
     }
 }
 
-/* Takes one piece of a frame from wslay. false when nothing more can be
- * taken now: input is short, the connection closes, or it failed. */
-static bool decode_one(zl_ws_decoder *d)
+/* A frame header at the front of the input. */
+typedef struct ws_header {
+    struct wslay_frame_iocb io; /* fin, rsv, opcode, mask, payload_length */
+    uint8_t key[4];
+    size_t size; /* the mask key included */
+    bool plain_data;
+} ws_header;
+
+/* Reads the header at p; false while it is incomplete. plain_data: a data
+ * frame whose length takes the fewest bytes and is under 2^63, as wslay
+ * demands. Any other header is wslay's to parse and judge. */
+static bool header_read(const uint8_t *p, size_t avail, ws_header *h)
 {
-    if (d->protocol_error || d->close_received)
+    if (avail < 2)
         return false;
+    uint8_t short_len = p[1] & 0x7f;
+    size_t ext = short_len == 126 ? 2 : short_len == 127 ? 8 : 0;
+    bool masked = (p[1] & 0x80) != 0;
+    h->size = 2 + ext + (masked ? 4 : 0);
+    if (avail < h->size)
+        return false;
+    memset(&h->io, 0, sizeof h->io);
+    h->io.fin = p[0] >> 7;
+    h->io.rsv = (p[0] >> 4) & 7;
+    h->io.opcode = p[0] & 0x0f;
+    h->io.mask = masked;
+    uint64_t len = short_len;
+    if (ext) {
+        len = 0;
+        for (size_t i = 0; i < ext; i++)
+            len = len << 8 | p[2 + i];
+    }
+    h->io.payload_length = len;
+    if (masked)
+        memcpy(h->key, p + 2 + ext, 4);
+    bool shortest = ext == 0 || (ext == 2 && len >= 126) ||
+                    (ext == 8 && len > 0xffff && len < (uint64_t)1 << 63);
+    h->plain_data = shortest && (h->io.opcode == WSLAY_BINARY_FRAME ||
+                                 h->io.opcode == WSLAY_CONTINUATION_FRAME);
+    return true;
+}
+
+/* The next frame, once its header is whole: a plain data frame is taken
+ * here, any other frame is handed to wslay with exactly its bytes. false
+ * while the header is incomplete, or when the frame breaks a rule. */
+static bool next_frame(zl_ws_decoder *d)
+{
+    zl_ws_input *in = d->input;
+    ws_header h;
+    size_t avail = in->end - in->pos;
+    if (avail < 2 || !header_read(in->buf + in->pos, avail, &h))
+        return false;
+    if (!h.plain_data) {
+        d->frame_wslay = true;
+        uint64_t payload = h.io.payload_length;
+        d->wslay_due =
+            payload > UINT64_MAX - h.size ? UINT64_MAX : h.size + payload;
+        return true;
+    }
+    in->pos += h.size;
+    memcpy(d->frame_key, h.key, 4);
+    d->frame_phase = 0;
+    return frame_begins(d, &h.io);
+}
+
+/* The payload bytes of our own frame that the input holds. */
+static bool take_payload(zl_ws_decoder *d, const uint8_t **data, size_t *len)
+{
+    static const uint8_t none[1];
+    zl_ws_input *in = d->input;
+    size_t avail = in->end - in->pos;
+    size_t n = d->frame_left < avail ? (size_t)d->frame_left : avail;
+    if (n == 0) {
+        *data = none;
+        *len = 0;
+        return d->frame_left == 0; /* an empty frame ends here */
+    }
+    uint8_t *p = in->buf + in->pos;
+    if (!d->client) /* frame_begins saw that a client's frame is masked */
+        d->frame_phase = zl_ws_mask(p, p, n, d->frame_key, d->frame_phase);
+    in->pos += n;
+    *data = p;
+    *len = n;
+    return true;
+}
+
+/* The next piece of wslay's frame. */
+static bool take_from_wslay(zl_ws_decoder *d, const uint8_t **data, size_t *len)
+{
     struct wslay_frame_iocb io;
     memset(&io, 0, sizeof io);
     ssize_t r = wslay_frame_recv(d->wslay, &io);
@@ -175,13 +265,29 @@ static bool decode_one(zl_ws_decoder *d)
         return protocol_fail(d); /* a 2^63 length, a long control frame */
     if (!d->in_frame && !frame_begins(d, &io))
         return false;
-    d->frame_left -= io.data_length;
+    *data = io.data;
+    *len = io.data_length;
+    return true;
+}
+
+/* Takes one piece of a frame. false when nothing more can be taken now:
+ * input is short, the connection closes, or it failed. */
+static bool decode_one(zl_ws_decoder *d)
+{
+    if (d->protocol_error || d->close_received)
+        return false;
+    if (!d->in_frame && !d->frame_wslay && !next_frame(d))
+        return false;
+    const uint8_t *data;
+    size_t len;
+    if (!(d->frame_wslay ? take_from_wslay(d, &data, &len)
+                         : take_payload(d, &data, &len)))
+        return false;
+    d->frame_left -= len;
     bool frame_end = d->frame_left == 0;
     if (frame_end)
-        d->in_frame = false;
+        d->in_frame = d->frame_wslay = false;
     bool message_end = frame_end && d->frame_fin;
-    const uint8_t *data = io.data;
-    size_t len = io.data_length;
     if (wslay_is_ctrl_frame(d->frame_op)) {
         memcpy(d->control + d->control_len, data, len);
         d->control_len += len;

@@ -1,7 +1,10 @@
-/* ws_decoder.h — ZWS 2.0 input: WebSocket frames, parsed by wslay, turned
- * into the ZMTP bytes the engine reads. Fragments are reassembled, control
- * frames are collected for the stream to answer, and every breach of
- * RFC 6455 or of MAXMSGSIZE marks the decoder failed. */
+/* ws_decoder.h — ZWS 2.0 input: WebSocket frames turned into the ZMTP bytes
+ * the engine reads. Fragments are reassembled, control frames are collected
+ * for the stream to answer, and every breach of RFC 6455 or of MAXMSGSIZE
+ * marks the decoder failed. wslay parses every frame but one kind: a data
+ * frame whose header is whole and well formed is taken here, so that its
+ * payload is unmasked a word at a time, in place (wslay's own loop goes a
+ * byte at a time, in a copy). */
 #ifndef ZL_WS_DECODER_H
 #define ZL_WS_DECODER_H
 
@@ -42,10 +45,14 @@ typedef struct zl_ws_decoder {
     bool frame_fin;     /* it ends its message */
     uint64_t frame_len; /* its payload length */
     uint64_t frame_left;
-    bool msg_active;     /* a data message has begun and not ended */
-    bool msg_fragmented; /* it spans frames: reassembled first */
-    bool msg_started;    /* its flags byte is behind us */
-    uint8_t *assembly;   /* a fragmented message, flags byte first */
+    bool frame_wslay;     /* the next or current frame is wslay's to parse */
+    uint64_t wslay_due;   /* bytes of that frame wslay has yet to take */
+    uint8_t frame_key[4]; /* the mask of a frame parsed here */
+    unsigned frame_phase; /* of that key, at the next payload byte */
+    bool msg_active;      /* a data message has begun and not ended */
+    bool msg_fragmented;  /* it spans frames: reassembled first */
+    bool msg_started;     /* its flags byte is behind us */
+    uint8_t *assembly;    /* a fragmented message, flags byte first */
     size_t assembly_len, assembly_cap;
     bool assembly_handed; /* the body points into assembly */
     uint8_t control[ZL_WS_CONTROL_MAX];

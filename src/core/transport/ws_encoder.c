@@ -4,6 +4,7 @@
 #include <string.h>
 #include <wslay/wslay.h>
 
+#include "ws_mask.h"
 #include "ws_stream.h"
 
 void zl_ws_encoder_init(zl_ws_encoder *e, bool client, uint64_t seed)
@@ -30,30 +31,10 @@ static uint32_t next_random(zl_ws_encoder *e)
 static void mask_copy(zl_ws_encoder *e, uint8_t *dst, const uint8_t *src,
                       size_t n)
 {
-    if (!e->client) {
+    if (e->client)
+        e->mask_phase = zl_ws_mask(dst, src, n, e->mask_key, e->mask_phase);
+    else
         memcpy(dst, src, n);
-        return;
-    }
-    size_t i = 0, pos = e->mask_pos;
-    while (i < n && (pos & 3)) {
-        dst[i] = src[i] ^ e->mask_key[pos & 3];
-        i++;
-        pos++;
-    }
-    uint8_t key8[8];
-    for (int k = 0; k < 8; k++)
-        key8[k] = e->mask_key[k & 3];
-    uint64_t key;
-    memcpy(&key, key8, sizeof key);
-    for (; i + 8 <= n; i += 8, pos += 8) {
-        uint64_t v;
-        memcpy(&v, src + i, sizeof v);
-        v ^= key;
-        memcpy(dst + i, &v, sizeof v);
-    }
-    for (; i < n; i++, pos++)
-        dst[i] = src[i] ^ e->mask_key[pos & 3];
-    e->mask_pos = pos;
 }
 
 /* Writes a frame header at p and starts its mask; its length. */
@@ -80,7 +61,7 @@ static size_t write_ws_header(zl_ws_encoder *e, uint8_t *p, uint8_t opcode,
         memcpy(p + n, e->mask_key, 4);
         n += 4;
     }
-    e->mask_pos = 0;
+    e->mask_phase = 0;
     return n;
 }
 

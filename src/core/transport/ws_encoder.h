@@ -39,7 +39,7 @@ typedef struct zl_ws_encoder {
     size_t out_hdr_have;
     uint64_t out_left;
     uint8_t mask_key[4];
-    size_t mask_pos;
+    unsigned mask_phase; /* of the key, at the next byte */
     uint64_t rng;
 } zl_ws_encoder;
 

@@ -72,11 +72,25 @@ static bool ensure_raw(ws_stream *f)
     return f->in.buf != NULL;
 }
 
+/* A wire of at least want bytes (within its bounds); only while it holds
+ * nothing. */
+static bool size_wire(ws_stream *f, size_t want)
+{
+    if (want < ZL_WS_WIRE_MIN)
+        want = ZL_WS_WIRE_MIN;
+    if (want > ZL_WS_WIRE_MAX)
+        want = ZL_WS_WIRE_MAX;
+    if (f->wire && f->wire_cap >= want)
+        return true;
+    free(f->wire);
+    f->wire = malloc(want);
+    f->wire_cap = f->wire ? want : 0;
+    return f->wire != NULL;
+}
+
 bool zl_ws_ensure_wire(ws_stream *f)
 {
-    if (!f->wire)
-        f->wire = malloc(ZL_WS_WIRE_CAP);
-    return f->wire != NULL;
+    return size_wire(f, ZL_WS_WIRE_MIN);
 }
 
 static void on_lower_read(zl_op *op, int status, size_t bytes)
@@ -253,7 +267,7 @@ static void write_control(ws_stream *f, uint8_t opcode, const uint8_t *data,
 static void write_controls(ws_stream *f)
 {
     if (!zl_ws_encoder_between_frames(&f->enc) ||
-        ZL_WS_WIRE_CAP - f->wire_len < 2 * ZL_WS_CONTROL_FRAME_MAX)
+        f->wire_cap - f->wire_len < 2 * ZL_WS_CONTROL_FRAME_MAX)
         return;
     if (f->pong_due) {
         write_control(f, WSLAY_PONG, f->pong, f->pong_len);
@@ -271,7 +285,7 @@ static void write_controls(ws_stream *f)
 static void transform(ws_stream *f)
 {
     while (f->write_op && zl_ws_encoder_encode(&f->enc, f->wire, &f->wire_len,
-                                               ZL_WS_WIRE_CAP, &f->write))
+                                               f->wire_cap, &f->write))
         write_controls(f);
 }
 
@@ -279,6 +293,17 @@ static bool write_all_taken(const ws_stream *f)
 {
     return f->write_op && f->write.index >= f->write.count &&
            zl_ws_encoder_between_frames(&f->enc);
+}
+
+/* Room for the engine's write once framed: each frame's header outgrows
+ * its ZMTP one by a few bytes (an eighth more covers bodies down to 64 B;
+ * smaller ones may take a second write), and the control frames that may
+ * go between frames. */
+static size_t wire_wanted(const ws_stream *f)
+{
+    size_t total = f->write_op ? f->write.total : 0;
+    return total + total / 8 + 2 * ZL_WS_CONTROL_FRAME_MAX + ZL_WS_HEADER_MAX +
+           1;
 }
 
 /* Starts the next lower write: control frames due, then the engine's
@@ -301,9 +326,10 @@ static void pump_write(ws_stream *f, bool from_loop)
     if (!f->write_op && !f->pong_due && !f->close_due) {
         free(f->wire);
         f->wire = NULL;
+        f->wire_cap = 0;
         return;
     }
-    if (!zl_ws_ensure_wire(f)) {
+    if (!size_wire(f, wire_wanted(f))) {
         zl_ws_complete(f, &f->write_op, -ENOMEM, 0, from_loop);
         return;
     }

@@ -11,8 +11,13 @@
 /* One read from the lower stream. It also holds a whole upgrade request
  * (ZL_WS_HTTP_MAX) while that is parsed. */
 #define ZL_WS_RAW_CAP (64 * 1024)
-/* One write to the lower stream: framed, masked output. */
-#define ZL_WS_WIRE_CAP (64 * 1024)
+/* One write to the lower stream: framed, masked output. The wire is sized
+ * to the engine's write, headers included, so that each of its batches
+ * goes out in one lower write, as over tcp; a fixed 64 KiB wire split
+ * every full batch (COPIED_MAX in engine.c) into a second, small write.
+ * WIRE_MAX holds the engine's largest batch (BATCH_MAX). */
+#define ZL_WS_WIRE_MIN (16 * 1024)
+#define ZL_WS_WIRE_MAX (640 * 1024)
 
 typedef enum ws_phase {
     PHASE_UPGRADE,   /* the HTTP exchange */
@@ -52,7 +57,7 @@ typedef struct ws_stream {
     int lower_status;    /* ZL_EOF or an error once the lower stream ended */
     zl_ws_input in;      /* read from lower, not yet parsed */
     uint8_t *wire;       /* framed output being written; NULL when idle */
-    size_t wire_len;
+    size_t wire_len, wire_cap;
     zl_iovec wire_iov; /* a write's iovecs stay alive until it completes */
 
     zl_ws_decoder dec;
@@ -82,6 +87,7 @@ static inline ws_stream *zl_ws_of(zl_stream *s)
  * or deferred inside the engine's own call. */
 void zl_ws_complete(ws_stream *f, zl_op **slot, int status, size_t bytes,
                     bool from_loop);
+/* A wire of at least ZL_WS_WIRE_MIN bytes. */
 bool zl_ws_ensure_wire(ws_stream *f);
 /* Frees a closed filter once nothing can reach it any more. */
 void zl_ws_maybe_free(ws_stream *f);
