@@ -118,11 +118,12 @@ void zl_engine_fail_io(zl_engine *e, int status)
     zl_engine_fail(e, false);
 }
 
-/* A protocol violation during the handshake is reported with its reason
- * before the DISCONNECTED that every close reports. */
-void zl_engine_handshake_failed(zl_engine *e, uint32_t reason)
+/* A protocol violation closes the connection. During the handshake it is
+ * reported with its reason, before the DISCONNECTED that every close
+ * reports; after it, only the close is. */
+void zl_engine_protocol_error(zl_engine *e, uint32_t reason)
 {
-    if (e->session)
+    if (e->session && handshaking(e))
         zl_monitor_event(zl_session_socket(e->session),
                          ZLINK_EVENT_HANDSHAKE_FAILED_PROTOCOL, reason,
                          zl_session_endpoint(e->session));

@@ -50,19 +50,19 @@ bool zl_engine_consume_greeting(zl_engine *e)
     e->in_pos += n;
     if (!zl_greeting_signature_ok(e->greeting, e->greeting_have) ||
         (e->greeting_have > 10 && e->greeting[10] < 3)) {
-        zl_engine_handshake_failed(e, ZLINK_PROTOCOL_ERROR_ZMTP_UNSPECIFIED);
+        zl_engine_protocol_error(e, ZLINK_PROTOCOL_ERROR_ZMTP_UNSPECIFIED);
         return false;
     }
     if (e->greeting_have < ZL_GREETING_SIZE)
         return true;
     zl_greeting peer;
     if (zl_greeting_decode(e->greeting, &peer) != 0) {
-        zl_engine_handshake_failed(e, ZLINK_PROTOCOL_ERROR_ZMTP_UNSPECIFIED);
+        zl_engine_protocol_error(e, ZLINK_PROTOCOL_ERROR_ZMTP_UNSPECIFIED);
         return false;
     }
     if (strcmp(peer.mechanism, "NULL") != 0) {
-        zl_engine_handshake_failed(
-            e, ZLINK_PROTOCOL_ERROR_ZMTP_MECHANISM_MISMATCH);
+        zl_engine_protocol_error(e,
+                                 ZLINK_PROTOCOL_ERROR_ZMTP_MECHANISM_MISMATCH);
         return false;
     }
     /* A 3.0 peer gets subscriptions as messages; 3.2+ behaves as 3.1. */
@@ -134,7 +134,7 @@ static void on_ready(zl_engine *e, const uint8_t *data, size_t len)
     zl_metadata_builder_init(&props.metadata);
     int rc = zl_properties_parse(data, len, on_property, &props);
     if (rc != 0 || props.peer_type < 0) {
-        zl_engine_handshake_failed(
+        zl_engine_protocol_error(
             e, rc < 0 ? ZLINK_PROTOCOL_ERROR_ZMTP_MALFORMED_COMMAND_READY
                       : ZLINK_PROTOCOL_ERROR_ZMTP_INVALID_METADATA);
         return;
@@ -160,7 +160,7 @@ static bool on_routing_id(zl_engine *e, zlink_msg_t *msg)
     size_t len = zlink_msg_size(msg);
     if (len > 255 || (zl_msg_flags(msg) & ZL_MSG_MORE)) {
         zlink_msg_close(msg);
-        zl_engine_handshake_failed(e, ZLINK_PROTOCOL_ERROR_ZMTP_UNSPECIFIED);
+        zl_engine_protocol_error(e, ZLINK_PROTOCOL_ERROR_ZMTP_UNSPECIFIED);
         return false;
     }
     zl_blob id;
@@ -185,23 +185,23 @@ bool zl_engine_handshake_frame(zl_engine *e, zlink_msg_t *msg)
         if (e->routing_id_first)
             return on_routing_id(e, msg);
         zlink_msg_close(msg);
-        zl_engine_handshake_failed(
-            e, ZLINK_PROTOCOL_ERROR_ZMTP_UNEXPECTED_COMMAND);
+        zl_engine_protocol_error(e,
+                                 ZLINK_PROTOCOL_ERROR_ZMTP_UNEXPECTED_COMMAND);
         return false;
     }
     const uint8_t *name, *data;
     size_t name_len, data_len;
     if (zl_command_parse(zlink_msg_data(msg), zlink_msg_size(msg), &name,
                          &name_len, &data, &data_len) != 0)
-        zl_engine_handshake_failed(
+        zl_engine_protocol_error(
             e, ZLINK_PROTOCOL_ERROR_ZMTP_MALFORMED_COMMAND_UNSPECIFIED);
     else if (zl_command_is(name, name_len, "READY"))
         on_ready(e, data, data_len);
     else if (zl_command_is(name, name_len, "ERROR"))
         zl_engine_fail(e, true);
     else
-        zl_engine_handshake_failed(
-            e, ZLINK_PROTOCOL_ERROR_ZMTP_UNEXPECTED_COMMAND);
+        zl_engine_protocol_error(e,
+                                 ZLINK_PROTOCOL_ERROR_ZMTP_UNEXPECTED_COMMAND);
     zlink_msg_close(msg);
     return e->state == ZL_ENGINE_ACTIVE;
 }

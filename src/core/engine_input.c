@@ -138,7 +138,8 @@ static bool on_command(zl_engine *e, zlink_msg_t *msg)
                               &name_len, &data, &data_len);
     bool keep_going = true;
     if (rc != 0) {
-        zl_engine_fail(e, true);
+        zl_engine_protocol_error(
+            e, ZLINK_PROTOCOL_ERROR_ZMTP_MALFORMED_COMMAND_UNSPECIFIED);
         keep_going = false;
     } else if (zl_command_is(name, name_len, "PING")) {
         /* Always answered, echoing the context after the 2-byte TTL. The
@@ -184,11 +185,7 @@ static bool decode_frame(zl_engine *e)
                           e->in_end - e->in_pos, &consumed, &msg);
     e->in_pos += consumed;
     if (r == ZL_DECODE_ERROR) {
-        if (e->state == ZL_ENGINE_HANDSHAKE)
-            zl_engine_handshake_failed(e,
-                                       ZLINK_PROTOCOL_ERROR_ZMTP_UNSPECIFIED);
-        else
-            zl_engine_fail(e, true);
+        zl_engine_protocol_error(e, ZLINK_PROTOCOL_ERROR_ZMTP_UNSPECIFIED);
         return false;
     }
     if (r == ZL_DECODE_NEED_MORE)

@@ -159,7 +159,7 @@ void zl_engine_dispatch(zl_engine *e, zl_engine_event ev,
                         const zl_engine_args *args);
 void zl_engine_fail(zl_engine *e, bool protocol);
 void zl_engine_fail_io(zl_engine *e, int status);
-void zl_engine_handshake_failed(zl_engine *e, uint32_t reason);
+void zl_engine_protocol_error(zl_engine *e, uint32_t reason);
 void zl_engine_arm_deadline(zl_engine *e, int ms);
 
 /* engine_handshake.c: our greeting and READY, the peer's. */
