@@ -4,7 +4,7 @@
  * nothing it sends may read or write out of bounds, leak, or break the
  * decoder's contract. AddressSanitizer, UBSan and LeakSanitizer judge.
  *
- * The decoder is fed as the engine feeds it (engine.c): reads of varying
+ * The decoder is fed as the engine feeds it (engine_input.c): reads of varying
  * length land in a refcounted read buffer that is the decoder's input
  * owner, so bodies of ZL_DECODER_DIRECT_MIN bytes or more that arrive whole
  * share it; a large body that does not is read straight into its message;
@@ -148,7 +148,7 @@ static void take_frame(feed *f, zlink_msg_t *msg)
 }
 
 /* A read buffer to write into: the current one unless a message still
- * shares it (engine.c: ensure_in_buf_writable). */
+ * shares it (engine_input.c: ensure_in_buf_writable). */
 static bool writable_block(feed *f, zl_decoder *d)
 {
     if (f->block && atomic_load(&f->block->refs) > 1) {

@@ -1,0 +1,207 @@
+/* engine_handshake.c — the ZMTP handshake of one connection, both ways:
+ * our greeting and READY (or a plain ZWS2.0 routing id), the peer's
+ * greeting checked byte range by byte range, and its READY turned into the
+ * connection's metadata and the routing id the session names it by. Its
+ * outcomes go to the state machine (engine.c) as events. */
+#include <stdio.h>
+#include <string.h>
+
+#include "engine_private.h"
+#include "monitor.h"
+
+#include <uv.h>
+
+bool zl_engine_queue_greeting(zl_engine *e)
+{
+    uint8_t greeting[ZL_GREETING_SIZE];
+    zl_greeting_encode(greeting, "NULL", false);
+    return zl_engine_queue_bytes(e, greeting, sizeof greeting);
+}
+
+/* Our READY, or to a plain ZWS2.0 peer our routing id as a first message. */
+bool zl_engine_queue_ready(zl_engine *e)
+{
+    uint8_t ready[ZL_ENGINE_COMMAND_ROOM];
+    const uint8_t *id = e->routing_id ? e->routing_id->data : NULL;
+    size_t id_len = e->routing_id ? e->routing_id->len : 0;
+    size_t len;
+    if (e->routing_id_first) {
+        len = zl_frame_header_encode(ready, 0, id_len);
+        if (id_len)
+            memcpy(ready + len, id, id_len);
+        len += id_len;
+    } else {
+        len = zl_ready_encode(ready, sizeof ready, e->socket_type, id, id_len);
+    }
+    return zl_engine_queue_bytes(e, ready, len);
+}
+
+/* Consumes greeting bytes; checks each byte range as soon as it arrives,
+ * since libzmq sends its greeting in two steps (DESIGN.md §4a). Returns
+ * false when decoding must stop. */
+bool zl_engine_consume_greeting(zl_engine *e)
+{
+    size_t want = ZL_GREETING_SIZE - e->greeting_have;
+    size_t avail = e->in_end - e->in_pos;
+    size_t n = avail < want ? avail : want;
+    const uint8_t *in = e->in_block->data;
+    memcpy(e->greeting + e->greeting_have, in + e->in_pos, n);
+    e->greeting_have += n;
+    e->in_pos += n;
+    if (!zl_greeting_signature_ok(e->greeting, e->greeting_have) ||
+        (e->greeting_have > 10 && e->greeting[10] < 3)) {
+        zl_engine_protocol_error(e, ZLINK_PROTOCOL_ERROR_ZMTP_UNSPECIFIED);
+        return false;
+    }
+    if (e->greeting_have < ZL_GREETING_SIZE)
+        return true;
+    zl_greeting peer;
+    if (zl_greeting_decode(e->greeting, &peer) != 0) {
+        zl_engine_protocol_error(e, ZLINK_PROTOCOL_ERROR_ZMTP_UNSPECIFIED);
+        return false;
+    }
+    if (strcmp(peer.mechanism, "NULL") != 0) {
+        zl_engine_protocol_error(e,
+                                 ZLINK_PROTOCOL_ERROR_ZMTP_MECHANISM_MISMATCH);
+        return false;
+    }
+    /* A 3.0 peer gets subscriptions as messages; 3.2+ behaves as 3.1. */
+    e->peer_minor = peer.major > 3 ? 1 : peer.minor;
+    zl_engine_dispatch(e, ZL_ENGINE_GREETING_DONE, NULL);
+    return e->state == ZL_ENGINE_HANDSHAKE;
+}
+
+typedef struct ready_props {
+    zl_engine *engine;
+    int peer_type;
+    zl_blob identity;
+    zl_metadata_builder metadata;
+} ready_props;
+
+/* Peer-Address as libzmq gives it: the IP without port for tcp (and the
+ * transports over it), "localhost:uid:gid:pid" for ipc where the OS tells
+ * the peer's credentials. */
+static void format_peer_address(zl_engine *e, char *out, size_t cap)
+{
+    zl_addr addr;
+    out[0] = '\0';
+    if (!e->stream || !e->stream->handle ||
+        zl_handle_peer_addr(e->stream->handle, &addr) != 0)
+        return;
+    if (addr.u.sa.sa_family == AF_INET) {
+        uv_ip4_name(&addr.u.in4, out, cap);
+    } else if (addr.u.sa.sa_family == AF_INET6) {
+        uv_ip6_name(&addr.u.in6, out, cap);
+    } else if (addr.u.sa.sa_family == AF_UNIX) {
+        unsigned uid, gid;
+        int pid;
+        if (zl_handle_peer_cred(e->stream->handle, &uid, &gid, &pid) == 0)
+            snprintf(out, cap, "localhost:%u:%u:%d", uid, gid, pid);
+    }
+}
+
+/* The connection's metadata, made once the peer's properties are known;
+ * without memory for it, messages simply carry none. */
+static void make_metadata(zl_engine *e, zl_metadata_builder *b)
+{
+    format_peer_address(e, b->peer_address, sizeof b->peer_address);
+    e->metadata = zl_metadata_build(b);
+}
+
+static int on_property(void *arg, const uint8_t *name, size_t name_len,
+                       const uint8_t *value, size_t value_len)
+{
+    ready_props *p = arg;
+    /* Kept for zlink_msg_gets within the builder's bounds; what passes
+     * them is not kept, but the READY stays valid (a peer may pad it). */
+    zl_metadata_builder_add(&p->metadata, name, name_len, value, value_len);
+    if (name_len == 11 && memcmp(name, "Socket-Type", 11) == 0) {
+        p->peer_type = zl_socket_type_from_name(value, value_len);
+        if (p->peer_type < 0)
+            return 1;
+    } else if (name_len == 8 && memcmp(name, "Identity", 8) == 0) {
+        if (value_len > 255)
+            return 1;
+        p->identity.len = (uint8_t)value_len;
+        memcpy(p->identity.data, value, value_len);
+    }
+    return 0; /* other properties are ignored (DESIGN.md §4a) */
+}
+
+static void on_ready(zl_engine *e, const uint8_t *data, size_t len)
+{
+    ready_props props = {.engine = e, .peer_type = -1};
+    zl_metadata_builder_init(&props.metadata);
+    int rc = zl_properties_parse(data, len, on_property, &props);
+    if (rc != 0 || props.peer_type < 0) {
+        zl_engine_protocol_error(
+            e, rc < 0 ? ZLINK_PROTOCOL_ERROR_ZMTP_MALFORMED_COMMAND_READY
+                      : ZLINK_PROTOCOL_ERROR_ZMTP_INVALID_METADATA);
+        return;
+    }
+    if (!zl_socket_types_compatible(e->socket_type, props.peer_type)) {
+        zl_monitor_event(zl_session_socket(e->session),
+                         ZLINK_EVENT_HANDSHAKE_FAILED_PROTOCOL,
+                         ZLINK_PROTOCOL_ERROR_ZMTP_INVALID_METADATA,
+                         zl_session_endpoint(e->session));
+        zl_engine_dispatch(e, ZL_ENGINE_PEER_REJECTED, NULL);
+        return;
+    }
+    make_metadata(e, &props.metadata);
+    zl_engine_args args = {.peer_routing_id = &props.identity};
+    zl_engine_dispatch(e, ZL_ENGINE_PEER_READY, &args);
+}
+
+/* A plain ZWS2.0 peer's first message: its routing id, which a ROUTER
+ * names it by (an empty one lets the ROUTER pick). Nothing is checked of
+ * its socket type: ZWS2.0 does not say it. */
+static bool on_routing_id(zl_engine *e, zlink_msg_t *msg)
+{
+    size_t len = zlink_msg_size(msg);
+    if (len > 255 || (zl_msg_flags(msg) & ZL_MSG_MORE)) {
+        zlink_msg_close(msg);
+        zl_engine_protocol_error(e, ZLINK_PROTOCOL_ERROR_ZMTP_UNSPECIFIED);
+        return false;
+    }
+    zl_blob id;
+    id.len = (uint8_t)len;
+    if (len)
+        memcpy(id.data, zlink_msg_data(msg), len);
+    zlink_msg_close(msg);
+    zl_metadata_builder b;
+    zl_metadata_builder_init(&b);
+    make_metadata(e, &b);
+    zl_engine_args args = {.peer_routing_id = &id};
+    zl_engine_dispatch(e, ZL_ENGINE_PEER_READY, &args);
+    return e->state == ZL_ENGINE_ACTIVE;
+}
+
+/* A frame before the connection is ACTIVE: the peer's READY (or ERROR),
+ * or a plain ZWS2.0 peer's routing id; anything else fails the handshake.
+ * Returns false when decoding must stop. */
+bool zl_engine_handshake_frame(zl_engine *e, zlink_msg_t *msg)
+{
+    if (!(zl_msg_flags(msg) & ZL_MSG_COMMAND)) {
+        if (e->routing_id_first)
+            return on_routing_id(e, msg);
+        zlink_msg_close(msg);
+        zl_engine_protocol_error(e,
+                                 ZLINK_PROTOCOL_ERROR_ZMTP_UNEXPECTED_COMMAND);
+        return false;
+    }
+    const uint8_t *name, *data;
+    size_t name_len, data_len;
+    if (zl_command_parse(zlink_msg_data(msg), zlink_msg_size(msg), &name,
+                         &name_len, &data, &data_len) != 0)
+        zl_engine_protocol_error(
+            e, ZLINK_PROTOCOL_ERROR_ZMTP_MALFORMED_COMMAND_UNSPECIFIED);
+    else if (zl_command_is(name, name_len, "READY"))
+        on_ready(e, data, data_len);
+    else if (zl_command_is(name, name_len, "ERROR"))
+        zl_engine_fail(e, true);
+    else
+        zl_engine_protocol_error(e,
+                                 ZLINK_PROTOCOL_ERROR_ZMTP_UNEXPECTED_COMMAND);
+    zlink_msg_close(msg);
+    return e->state == ZL_ENGINE_ACTIVE;
+}

@@ -1,0 +1,189 @@
+/* engine_private.h — what the engine's files share: the connection's
+ * states and events, its struct, and the functions one part of the engine
+ * calls in another (engine.c: the state machine; engine_handshake.c:
+ * greeting and READY; engine_input.c: reads and decoding; engine_output.c:
+ * batches and writes). Nothing outside src/core/engine*.c includes it. */
+#ifndef ZL_ENGINE_PRIVATE_H
+#define ZL_ENGINE_PRIVATE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "backend.h"
+#include "engine.h"
+#include "metadata.h"
+#include "msg.h"
+#include "session.h"
+#include "transport/stream.h"
+#include "zmtp/zmtp.h"
+
+/* The phases of a connection. Only engine.c changes the state, and only
+ * along the edges of its transition table. */
+typedef enum zl_engine_state {
+    ZL_ENGINE_TRANSPORT, /* waiting for the stream's handshake (TLS, ws) */
+    ZL_ENGINE_GREETING,  /* our greeting is queued; reading the peer's */
+    ZL_ENGINE_HANDSHAKE, /* our READY is queued; waiting for the peer's */
+    ZL_ENGINE_ACTIVE,    /* framing messages both ways */
+    ZL_ENGINE_FAILING,   /* writing an ERROR, then closing */
+    ZL_ENGINE_CLOSED,    /* waiting for pending completions, then freed */
+    ZL_ENGINE_STATES
+} zl_engine_state;
+
+/* What happens to a connection. The first group comes from outside (the
+ * backend's completions, the session, the loop's timers); the second from
+ * the engine's own decoding and writing. Each is handled by state in
+ * engine.c's dispatch. */
+typedef enum zl_engine_event {
+    ZL_ENGINE_TRANSPORT_DONE,     /* the stream's own handshake completed */
+    ZL_ENGINE_READ_DONE,          /* bytes in, a probe, the FIN or an error */
+    ZL_ENGINE_WRITE_DONE,         /* a write completed */
+    ZL_ENGINE_PIPE_READABLE,      /* the session has messages to send */
+    ZL_ENGINE_PIPE_WRITABLE,      /* the session has room for input again */
+    ZL_ENGINE_HANDSHAKE_TIMEOUT,  /* HANDSHAKE_IVL passed */
+    ZL_ENGINE_HEARTBEAT,          /* time to send a PING */
+    ZL_ENGINE_HEARTBEAT_DEADLINE, /* the peer was silent too long */
+    ZL_ENGINE_CLOSE,              /* the session destroys us */
+    ZL_ENGINE_GREETING_DONE,      /* the peer's greeting is valid */
+    ZL_ENGINE_PEER_READY,         /* its READY (or ZWS routing id) is valid */
+    ZL_ENGINE_PEER_REJECTED,      /* its socket type cannot talk to ours */
+    ZL_ENGINE_OUTPUT_IDLE         /* everything queued is written */
+} zl_engine_event;
+
+/* What an event carries: a completion's status and bytes, or the peer's
+ * routing id with PEER_READY. */
+typedef struct zl_engine_args {
+    int status;
+    size_t bytes;
+    const zl_blob *peer_routing_id;
+} zl_engine_args;
+
+/* The pending read, if any. */
+typedef enum zl_read_state {
+    ZL_READ_IDLE,
+    ZL_READ_PENDING, /* into the read buffer and/or a body */
+    ZL_READ_PROBE    /* zero bytes: a readiness probe, no buffer held */
+} zl_read_state;
+
+/* Room for one of our own commands (READY, PONG, ERROR). */
+#define ZL_ENGINE_COMMAND_ROOM 600
+#define ZL_ENGINE_MAX_IOV 128
+/* Zero-copy bodies per write. 32 keeps 8 KiB bodies at 256 KiB a write:
+ * 64 of them (512 KiB) ran slower. */
+#define ZL_ENGINE_MAX_INFLIGHT 32
+
+/* What a write in flight points at besides the output buffer. It is 6 KiB,
+ * so it too is held only while there is something to write. */
+typedef struct zl_write_slots {
+    zl_iovec iov[ZL_ENGINE_MAX_IOV];
+    zlink_msg_t inflight[ZL_ENGINE_MAX_INFLIGHT]; /* bodies in the iovecs */
+} zl_write_slots;
+
+struct zl_engine {
+    zl_engine_state state;
+    zl_session *session;
+    zl_loop *loop;
+    zl_stream *stream;
+    zl_op transport_op; /* the stream's handshake */
+    int socket_type;
+    /* Ours, announced in READY; NULL when empty, as it usually is, so that
+     * a connection does not carry 256 bytes for it. */
+    zl_blob *routing_id;
+    int handshake_ivl;
+    int heartbeat_ivl, heartbeat_ttl, heartbeat_timeout;
+    int pending_ops;
+    int fail_errno; /* why the connection failed, for NO_DETAIL */
+
+    /* The peer's properties, given to every message read (zlink_msg_gets).
+     * References are taken METADATA_CREDIT at a time, so that a message
+     * costs no atomic operation on this thread. */
+    zl_metadata *metadata;
+    unsigned metadata_credit;
+
+    /* Input. */
+    zl_op read_op;
+    zl_read_state read_state;
+    size_t read_direct; /* bytes of the pending read that go into a body */
+    size_t read_len;    /* the pending read's total */
+    /* Backpressure: the pipe refused the decoded part held in stalled, and
+     * nothing more is decoded or read until it takes it. */
+    bool input_stopped;
+    /* The read buffer, a refcounted block that large bodies decoded from
+     * it share (zl_decoder_set_input_owner); NULL while idle. The decoder
+     * is told this block is its input's owner: whatever feeds the decoder
+     * from another buffer (a future TLS filter's plaintext, say) must name
+     * that buffer's block instead, or NULL. */
+    zl_content *in_block;
+    size_t read_buffer_want; /* the size reads want now (choose_read_buffer) */
+    unsigned frames_this_read;
+    size_t in_pos, in_end;
+    zl_decoder decoder;
+    zlink_msg_t stalled;
+    uint8_t greeting[ZL_GREETING_SIZE];
+    size_t greeting_have;
+    uint8_t peer_minor;
+    /* Plain ZWS2.0: no READY and no commands either way; the first message
+     * each way is the sender's routing id. Set once, when ZMTP starts. */
+    bool routing_id_first;
+
+    /* Output. */
+    zl_op write_op;
+    bool write_pending;
+    bool pipe_closed;        /* pulled the socket's delimiter */
+    zlink_msg_t stalled_out; /* a pulled part the batch had no room for */
+    bool has_stalled_out;
+    uint8_t *out_buf; /* NULL while nothing is being written */
+    uint8_t out_buf_class;
+    size_t out_cap, out_len, segment_start, batch_limit;
+    zl_write_slots *slots; /* NULL while nothing is being written */
+    uint8_t slots_class;
+    int iov_count;
+    int inflight_count;
+    /* Zero-copy bodies a batch may take: MAX_INFLIGHT, or fewer under a
+     * small SNDHWM (engine_output.c). */
+    int inflight_max;
+    size_t inflight_bytes; /* zero-copy bytes in this batch */
+    /* Our own greeting and commands, queued for the next write; NULL when
+     * none. */
+    uint8_t *commands;
+    uint8_t commands_class;
+    size_t commands_len;
+
+    zl_timer handshake_timer;
+    zl_timer heartbeat_timer;    /* sends PING every heartbeat_ivl */
+    zl_timer heartbeat_deadline; /* no traffic for this long: close */
+};
+
+/* engine.c: the state machine. */
+void zl_engine_dispatch(zl_engine *e, zl_engine_event ev,
+                        const zl_engine_args *args);
+void zl_engine_fail(zl_engine *e, bool protocol);
+void zl_engine_fail_io(zl_engine *e, int status);
+void zl_engine_protocol_error(zl_engine *e, uint32_t reason);
+void zl_engine_arm_deadline(zl_engine *e, int ms);
+
+/* engine_handshake.c: our greeting and READY, the peer's. */
+bool zl_engine_queue_greeting(zl_engine *e);
+bool zl_engine_queue_ready(zl_engine *e);
+bool zl_engine_consume_greeting(zl_engine *e);
+bool zl_engine_handshake_frame(zl_engine *e, zlink_msg_t *msg);
+
+/* engine_input.c: reads and decoding. */
+void zl_engine_init_input(zl_engine *e, const zl_options *options);
+void zl_engine_start_read(zl_engine *e);
+void zl_engine_read_completed(zl_engine *e, int status, size_t bytes);
+void zl_engine_resume_input(zl_engine *e);
+void zl_engine_release_input(zl_engine *e);
+
+/* engine_output.c: batches, our commands, writes. */
+void zl_engine_init_output(zl_engine *e, const zl_options *options);
+void zl_engine_fill_output(zl_engine *e);
+void zl_engine_write_finished(zl_engine *e);
+bool zl_engine_queue_bytes(zl_engine *e, const void *data, size_t len);
+void zl_engine_queue_command(zl_engine *e, const char *name, const void *data,
+                             size_t len);
+void zl_engine_send_command(zl_engine *e, const char *name, const void *data,
+                            size_t len);
+void zl_engine_release_output(zl_engine *e);
+
+#endif
