@@ -25,9 +25,15 @@ need() { # command, Debian package
 build_pyzmq() {
     python3 -m venv "$CACHE/venv"
     "$CACHE/venv/bin/pip" install -q pyzmq
+}
+
+# The pyzmq peer's launcher names this checkout's script, so it is written
+# into the build tree at each run: a cached one would name whichever
+# checkout first filled the cache, gone from a fresh clone.
+write_pyzmq_launcher() {
     printf '#!/bin/sh\nexec "%s" "%s" "$@"\n' "$CACHE/venv/bin/python3" \
-        "$ROOT/$SRC/pyzmq_peer.py" >"$CACHE/pyzmq_peer"
-    chmod +x "$CACHE/pyzmq_peer"
+        "$ROOT/$SRC/pyzmq_peer.py" >"$DIR/pyzmq_peer"
+    chmod +x "$DIR/pyzmq_peer"
 }
 
 build_jeromq() {
@@ -61,17 +67,18 @@ fi
 cmake -G Ninja -S . -B "$DIR" -DZLINK_BUILD_TESTS=ON \
     -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build "$DIR" --target test_interop
+write_pyzmq_launcher
 
 # JeroMQ's ipc is tcp in disguise, so it cannot meet zlink over ipc.
 # zmq4's REP splits a request's envelope at its last empty frame, not its
 # first (rep.go, splitReq), so the suite's requests with an empty part
 # reach it cut short, whoever sends them: its REP is left out.
 failed=0
-for stack in "pyzmq:pyzmq_peer::" "jeromq:jeromq_peer:no-ipc:" \
-    "zmq4:zmq4_peer::-> peer REP"; do
+for stack in "pyzmq:$DIR/pyzmq_peer::" "jeromq:$CACHE/jeromq_peer:no-ipc:" \
+    "zmq4:$CACHE/zmq4_peer::-> peer REP"; do
     IFS=: read -r name peer ipc skip <<<"$stack"
     echo "== interop against $name"
-    if ! env ZLINK_INTEROP_PEER="$CACHE/$peer" ZLINK_INTEROP_STACK="$name" \
+    if ! env ZLINK_INTEROP_PEER="$peer" ZLINK_INTEROP_STACK="$name" \
         ${ipc:+ZLINK_INTEROP_NO_IPC=1} ${skip:+ZLINK_INTEROP_SKIP="$skip"} \
         "$DIR/tests/test_interop"; then
         echo "== interop against $name: FAILED"
