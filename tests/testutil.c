@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <uv.h>
 
 #include "zlink.h"
@@ -30,6 +31,10 @@ void zl_test_ipc_endpoint(char *buf, size_t cap)
         snprintf(dir, sizeof dir, "/tmp");
     snprintf(buf, cap, "ipc://%s/zlink-test-%d-%d", dir, (int)uv_os_getpid(),
              ++counter);
+    /* No live process but this one makes names with its pid, so a file
+     * already there is a dead run's (a killed case, a peer that does not
+     * unlink) and would make the bind fail with EADDRINUSE. */
+    remove(buf + strlen("ipc://"));
 }
 
 bool zl_test_under_wine(void)
