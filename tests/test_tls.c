@@ -540,9 +540,20 @@ static const failure_case failures[] = {
     {"self-signed client", "server-chain.pem", "server.key", "root.pem",
      "selfsigned.pem", "selfsigned.key", 1, false,
      ZLINK_EVENT_HANDSHAKE_FAILED_AUTH, ZLINK_TLS_AUTH_CERT_UNTRUSTED},
+#if defined(MBEDTLS_SSL_PROTO_TLS1_3) && MBEDTLS_VERSION_NUMBER >= 0x03060000
+    /* mbedTLS 3.6 speaks TLS 1.3 to itself, where the client's handshake
+     * is over before the server checks the client's certificate, and an
+     * mbedTLS client cannot read an mbedTLS server's alert at that point
+     * (it reports a bad MAC): it only learns that the connection failed. */
+    {"client told of its rejection", "server-chain.pem", "server.key",
+     "root.pem", "selfsigned.pem", "selfsigned.key", 1, true,
+     ZLINK_EVENT_HANDSHAKE_FAILED_PROTOCOL,
+     ZLINK_PROTOCOL_ERROR_TLS_BAD_RECORD},
+#else
     {"client told of its rejection", "server-chain.pem", "server.key",
      "root.pem", "selfsigned.pem", "selfsigned.key", 1, true,
      ZLINK_EVENT_HANDSHAKE_FAILED_AUTH, ZLINK_TLS_AUTH_PEER_REJECTED},
+#endif
 };
 
 static void run_failure(const failure_case *c)

@@ -460,13 +460,11 @@ static int ticket_parse(void *p, mbedtls_ssl_session *session,
 static int enable_tickets(tls_role *r, const zl_tls_settings *s)
 {
 #if defined(ZL_TLS_TICKETS)
-#if !defined(MBEDTLS_SSL_KEEP_PEER_CERTIFICATE)
-    /* A resumed session would have no client certificate to show. */
-    if (s->require_client_cert)
+    /* A required client certificate that mbedTLS does not verify is
+     * checked for after the handshake, when a ticket may already have
+     * gone out: no tickets then, so that every connection shows one. */
+    if (s->require_client_cert && !s->verify)
         return 0;
-#else
-    (void)s;
-#endif
     if (mbedtls_ssl_ticket_setup(&r->ticket, zl_tls_random, NULL,
                                  MBEDTLS_CIPHER_AES_256_GCM,
                                  SESSION_LIFETIME_S) != 0)
@@ -573,9 +571,9 @@ static tls_role *build_role(const zl_tls_settings *s, bool server)
         load_own(r, s, &have_own) != 0 || (server && !have_own) ||
         (verify_peer && load_trust(r, s) != 0))
         goto fail;
-    /* mbedTLS's own order of suites: ChaCha20-Poly1305 first, which its
-     * 2.28 runs as fast as or faster than any AES suite even with AES-NI
-     * (bench/NOTES.md, "TLS cipher suites"). */
+    /* mbedTLS's own order of suites: ChaCha20-Poly1305 first (TLS 1.3's
+     * too, in 3.x), which both 2.28 and 3.6 run faster than their AES-GCM
+     * even with AES-NI (bench/NOTES.md, "TLS: where the CPU goes"). */
     set_groups(r);
     mbedtls_ssl_conf_rng(&r->conf, zl_tls_random, NULL);
     mbedtls_ssl_conf_authmode(&r->conf, authmode);
@@ -593,6 +591,13 @@ static tls_role *build_role(const zl_tls_settings *s, bool server)
 #endif
     if (server && enable_tickets(r, s) != 0)
         goto fail;
+#if defined(MBEDTLS_SSL_TLS1_3_SIGNAL_NEW_SESSION_TICKETS_ENABLED)
+    /* mbedTLS 3.6 drops a TLS 1.3 server's tickets unless asked to pass
+     * them on; tls_stream.c keeps them for the next connection. */
+    if (!server)
+        mbedtls_ssl_conf_tls13_enable_signal_new_session_tickets(
+            &r->conf, MBEDTLS_SSL_TLS1_3_SIGNAL_NEW_SESSION_TICKETS_ENABLED);
+#endif
     return r;
 fail:
     free_role(r);

@@ -36,6 +36,8 @@
 
 #define TLS_ALERT_RECORD 21
 #define TLS_HANDSHAKE_RECORD 22
+#define TLS_CLIENT_HELLO 1
+#define TLS_SERVER_HELLO 2
 
 /* Why a TLS stream ended, when it was not a plain close. */
 typedef struct tls_failure {
@@ -51,12 +53,12 @@ typedef struct tls_stream {
     zl_tls_settings *settings; /* keeps the shared mbedTLS config alive */
     bool client;
     mbedtls_ssl_context ssl;
-    /* A client's server as it checks it ("name\nhost:port"), and the
-     * master secret of the session it offered: the same one after the
-     * handshake means the server resumed it. */
+    /* A client's server as it checks it ("name\nhost:port"); whether it
+     * offered a kept session; whether the server's certificate was part
+     * of the handshake (sent or received: a full handshake, not resumed). */
     char *peer;
     bool offered;
-    unsigned char offered_master[48];
+    bool server_certificate_seen;
     bool handshake_done;
     bool tls13;
     tls_failure failure;
@@ -85,6 +87,10 @@ typedef struct tls_stream {
     uint8_t record_header[5];
     size_t record_header_have, record_body_left;
     bool first_byte_seen;
+    /* The head of the peer's first handshake message: its type, length. */
+    uint8_t hello[4];
+    size_t hello_have;
+    bool hello_checked;
 
     /* Ciphertext out, written by mbedTLS through bio_send. */
     uint8_t *out;
@@ -151,6 +157,15 @@ static uint64_t verify_reason(uint32_t flags)
     if (flags & MBEDTLS_X509_BADCERT_CN_MISMATCH)
         return ZLINK_TLS_AUTH_HOSTNAME_MISMATCH;
     return ZLINK_TLS_AUTH_CERT_INVALID;
+}
+
+static int handshake_state(const mbedtls_ssl_context *ssl)
+{
+#if MBEDTLS_VERSION_NUMBER >= 0x03000000
+    return ssl->MBEDTLS_PRIVATE(state);
+#else
+    return ssl->state;
+#endif
 }
 
 /* The alert the peer closed with (mbedTLS keeps it in its record). */
@@ -226,6 +241,29 @@ static void mbedtls_failure(tls_stream *t, int rc)
 
 /* ---- the records mbedTLS is given ---- */
 
+/* The peer's first handshake message must be its hello (a ClientHello to
+ * a server, a ServerHello to a client) of a size mbedTLS's record buffer
+ * takes: anything else is refused at once, where mbedTLS 3.6 would wait for
+ * the rest of a message that claims megabytes. */
+static bool check_hello(tls_stream *t, const uint8_t *p, size_t n)
+{
+    while (n > 0 && t->hello_have < sizeof t->hello) {
+        t->hello[t->hello_have++] = *p++;
+        n--;
+    }
+    if (t->hello_have < sizeof t->hello)
+        return true;
+    t->hello_checked = true;
+    size_t len =
+        (size_t)t->hello[1] << 16 | (size_t)t->hello[2] << 8 | t->hello[3];
+    if (t->hello[0] != (t->client ? TLS_SERVER_HELLO : TLS_CLIENT_HELLO) ||
+        len > RECORD_PLAIN_MAX) {
+        protocol_failure(t, ZLINK_PROTOCOL_ERROR_TLS_HANDSHAKE);
+        return false;
+    }
+    return true;
+}
+
 /* Follows the record headers in bytes about to go to mbedTLS; false when
  * they must not (the failure is set). */
 static bool check_records(tls_stream *t, const uint8_t *p, size_t n)
@@ -233,6 +271,8 @@ static bool check_records(tls_stream *t, const uint8_t *p, size_t n)
     while (n > 0) {
         if (t->record_body_left > 0) {
             size_t k = n < t->record_body_left ? n : t->record_body_left;
+            if (!t->hello_checked && !check_hello(t, p, k))
+                return false;
             t->record_body_left -= k;
             p += k;
             n -= k;
@@ -259,6 +299,9 @@ static bool check_records(tls_stream *t, const uint8_t *p, size_t n)
             protocol_failure(t, ZLINK_PROTOCOL_ERROR_TLS_OVERSIZED_RECORD);
             return false;
         }
+        /* A peer that opens with an alert has no hello to check. */
+        if (t->record_header[0] != TLS_HANDSHAKE_RECORD)
+            t->hello_checked = true;
         /* TLS 1.2 carries handshake messages after the handshake only to
          * renegotiate (TLS 1.3 hides them inside application records). */
         if (t->record_header[0] == TLS_HANDSHAKE_RECORD && t->handshake_done &&
@@ -428,37 +471,41 @@ static void complete(tls_stream *t, zl_op **slot, int status, size_t bytes)
     zl_stream_defer(&t->deferred, op, status, bytes);
 }
 
-static const unsigned char *session_master(const mbedtls_ssl_session *s)
+/* mbedtls_ssl_handshake, one step at a time, to see whether the server's
+ * certificate goes out: a handshake without it resumed a session. (The
+ * master secret tells the same in TLS 1.2 only; TLS 1.3 keeps none in the
+ * session.) */
+static int run_handshake(tls_stream *t)
 {
-#if MBEDTLS_VERSION_NUMBER >= 0x03000000
-    return s->MBEDTLS_PRIVATE(master);
-#else
-    return s->master;
-#endif
+    while (handshake_state(&t->ssl) != MBEDTLS_SSL_HANDSHAKE_OVER) {
+        int rc = mbedtls_ssl_handshake_step(&t->ssl);
+        if (rc != 0)
+            return rc;
+        if (handshake_state(&t->ssl) == MBEDTLS_SSL_SERVER_CERTIFICATE)
+            t->server_certificate_seen = true;
+    }
+    return 0;
+}
+
+static bool resumed(const tls_stream *t)
+{
+    return (t->offered || !t->client) && !t->server_certificate_seen;
 }
 
 /* A client keeps the session of a full handshake for its next connection
- * to the same peer. A resumed one is not kept again: its certificate check
- * is as old as the first session, and must not look newer. */
+ * to the same peer: at the end of a TLS 1.2 handshake, or as a TLS 1.3
+ * server's ticket arrives after it. A resumed one is not kept again: its
+ * certificate check is as old as the first session, and must not look
+ * newer. */
 static void keep_session(tls_stream *t)
 {
-#if MBEDTLS_VERSION_NUMBER >= 0x03000000
-    const mbedtls_ssl_session *now = t->ssl.MBEDTLS_PRIVATE(session);
-#else
-    const mbedtls_ssl_session *now = t->ssl.session;
-#endif
-    if (t->offered && now &&
-        memcmp(session_master(now), t->offered_master,
-               sizeof t->offered_master) == 0) {
-        atomic_fetch_add_explicit(&resumed_total, 1, memory_order_relaxed);
-        return;
-    }
-    zl_tls_session_save(t->settings, t->peer, &t->ssl);
+    if (t->client && !resumed(t))
+        zl_tls_session_save(t->settings, t->peer, &t->ssl);
 }
 
 static void step_handshake(tls_stream *t)
 {
-    int rc = mbedtls_ssl_handshake(&t->ssl);
+    int rc = run_handshake(t);
     if (rc == MBEDTLS_ERR_SSL_WANT_READ || rc == MBEDTLS_ERR_SSL_WANT_WRITE)
         return;
     if (rc != 0) {
@@ -471,13 +518,16 @@ static void step_handshake(tls_stream *t)
         mbedtls_ssl_get_version_number(&t->ssl) == MBEDTLS_SSL_VERSION_TLS1_3;
 #endif
     /* Asked for but not verified (ZLINK_TLS_VERIFY 0): it must still
-     * have come. */
+     * have come. A resumed session's came in its first handshake, which
+     * required it too (TLS 1.3 tickets do not keep it). */
     if (!t->client && zl_tls_settings_require_client_cert(t->settings) &&
-        !mbedtls_ssl_get_peer_cert(&t->ssl)) {
+        !resumed(t) && !mbedtls_ssl_get_peer_cert(&t->ssl)) {
         auth_failure(t, ZLINK_TLS_AUTH_NO_PEER_CERT);
         return;
     }
-    if (t->client)
+    if (t->client && resumed(t))
+        atomic_fetch_add_explicit(&resumed_total, 1, memory_order_relaxed);
+    else if (!t->tls13)
         keep_session(t);
     complete(t, &t->handshake_op, 0, 0);
 }
@@ -576,6 +626,9 @@ static void decrypt_into_read(tls_stream *t)
 {
     size_t got = 0;
     int rc = 0;
+#if defined(MBEDTLS_ERR_SSL_RECEIVED_NEW_SESSION_TICKET)
+    bool ticket_retried = false;
+#endif
     for (int i = 0; i < t->read_count; i++) {
         uint8_t *base = t->read_iov[i].base;
         size_t len = t->read_iov[i].len, have = 0;
@@ -586,8 +639,18 @@ static void decrypt_into_read(tls_stream *t)
                 continue;
             }
 #if defined(MBEDTLS_ERR_SSL_RECEIVED_NEW_SESSION_TICKET)
-            if (rc == MBEDTLS_ERR_SSL_RECEIVED_NEW_SESSION_TICKET)
+            if (rc == MBEDTLS_ERR_SSL_RECEIVED_NEW_SESSION_TICKET) {
+                keep_session(t);
                 continue;
+            }
+            /* A ticket that stopped the read is handled at once: mbedTLS
+             * 3.6 fails to decrypt the next record if it must first fetch
+             * more ciphertext while it keeps the ticket message. */
+            if (rc == MBEDTLS_ERR_SSL_WANT_READ && !ticket_retried &&
+                handshake_state(&t->ssl) != MBEDTLS_SSL_HANDSHAKE_OVER) {
+                ticket_retried = true;
+                continue;
+            }
 #endif
             break;
         }
@@ -794,19 +857,7 @@ static char *peer_key(const char *name, const char *endpoint)
 /* Offers the session kept for this peer, if any. */
 static void offer_session(tls_stream *t)
 {
-    if (!t->peer || !zl_tls_session_offer(t->settings, t->peer, &t->ssl))
-        return;
-#if MBEDTLS_VERSION_NUMBER >= 0x03000000
-    const mbedtls_ssl_session *offered =
-        t->ssl.MBEDTLS_PRIVATE(session_negotiate);
-#else
-    const mbedtls_ssl_session *offered = t->ssl.session_negotiate;
-#endif
-    if (!offered)
-        return;
-    memcpy(t->offered_master, session_master(offered),
-           sizeof t->offered_master);
-    t->offered = true;
+    t->offered = t->peer && zl_tls_session_offer(t->settings, t->peer, &t->ssl);
 }
 
 zl_stream *zl_tls_stream_create(zl_loop *loop, zl_stream *lower,
