@@ -191,7 +191,7 @@ START_TEST(connection_reads_after_quiet_periods)
     static const size_t sizes[] = {64, 40000, 300000, 64, 9000};
     for (unsigned round = 0; round < 3; round++)
         for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
-            zl_test_sleep_ms(20);
+            zl_test_sleep_ms(20); /* the quiet period, a duration */
             unsigned seed = round * 10 + (unsigned)i;
             zt_send_part(f.senders[0], sizes[i], seed, 0);
             zt_recv_part(f.receiver, sizes[i], seed, false);
@@ -215,7 +215,7 @@ static uint32_t spin_gap_of(void *receiver)
  * for its first part and finds the second waiting. */
 static void late_sender(void *socket)
 {
-    zl_test_sleep_ms(2);
+    zl_test_sleep_ms(2); /* late on purpose */
     zt_send_part(socket, 64, 7, ZLINK_SNDMORE);
     zt_send_part(socket, 64, 8, 0);
 }
