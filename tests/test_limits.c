@@ -489,7 +489,8 @@ START_TEST(huge_announced_frames_reserve_little)
     ck_assert(wait_events(s.monitor, ZLINK_EVENT_HANDSHAKE_SUCCEEDED, CONNS, 0,
                           NULL));
     /* The frames' first bytes follow the handshake in one read; give the
-     * I/O thread time to take them in, and watch the peak. */
+     * I/O thread time to take them in, and watch the peak: a sampling
+     * window (a duration), no event says the reads are done. */
     size_t peak = 0;
     for (int i = 0; i < 20; i++) {
         size_t now = reserved_bytes();
@@ -548,6 +549,8 @@ static void rss_case(size_t size, int conns)
         fds[c] = raw_dealer(port, NULL);
     ck_assert(
         wait_events(monitor, ZLINK_EVENT_HANDSHAKE_SUCCEEDED, conns, 0, NULL));
+    /* Lets what follows the handshakes settle before the baseline is
+     * taken: a duration, no event marks it; the bound allows slack. */
     zl_test_sleep_ms(50);
     size_t before = statm_bytes(1);
     /* First the queue's worth, a frame at a time with pauses, as a sender
@@ -558,6 +561,7 @@ static void rss_case(size_t size, int conns)
             raw_send(fds[c], wire, frame);
             sent[c] += frame;
         }
+        /* A sender of separate messages, on purpose (a duration). */
         nanosleep(&(struct timespec){0, 100 * 1000}, NULL);
     }
     /* Then as fast as the server takes it. */

@@ -328,6 +328,8 @@ START_TEST(test_set_signal_waits_for_a_held_signal)
             atomic_init(&h.done, false);
             uv_thread_t thread;
             ck_assert_int_eq(uv_thread_create(&thread, hand_over, &h), 0);
+            /* A duration, not a wait: set_signal must not return while the
+             * signal is held. */
             zl_test_sleep_ms(20);
             ck_assert_msg(!atomic_load(&h.done),
                           "set_signal returned with a signal held");

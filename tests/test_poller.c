@@ -152,7 +152,9 @@ START_TEST(poller_pollin)
      * event; back to POLLIN, it is. */
     zt_send_str(p.a, "two", 0);
     ck_assert_int_eq(zlink_poller_modify(poller, p.b, 0), 0);
-    zl_test_sleep_ms(20);
+    /* Once "two" is waiting (tcp: on its way until then). */
+    ck_assert(
+        zl_test_wait_events(p.b, ZLINK_POLLIN, ZLINK_POLLIN, ZT_TIMEOUT_MS));
     assert_fails(zlink_poller_wait(poller, &ev, 0), EAGAIN);
     ck_assert_int_eq(zlink_poller_modify(poller, p.b, ZLINK_POLLIN), 0);
     ck_assert_int_eq(zlink_poller_wait(poller, &ev, ZT_TIMEOUT_MS), 0);
@@ -412,6 +414,8 @@ START_TEST(poller_eterm)
     ck_assert_int_eq(zlink_poller_add(b.poller, s, NULL, ZLINK_POLLIN), 0);
     uv_thread_t thread;
     ck_assert_int_eq(uv_thread_create(&thread, blocked_wait_main, &b), 0);
+    /* A duration, not a wait: the wait must not return by itself; blocked
+     * yet or not, the shutdown below must end it. */
     zl_test_sleep_ms(50);
     ck_assert(!atomic_load(&b.done));
     ck_assert_int_eq(zlink_ctx_shutdown(ctx), 0);
@@ -436,7 +440,7 @@ typedef struct delayed_send {
 static void delayed_send_main(void *arg)
 {
     delayed_send *d = arg;
-    zl_test_sleep_ms(d->delay_ms);
+    zl_test_sleep_ms(d->delay_ms); /* a late sender, on purpose */
     zlink_send(d->socket, "late", 4, 0);
 }
 

@@ -103,7 +103,7 @@ START_TEST(test_stopwatch)
 {
     void *watch = zmq_stopwatch_start();
     ck_assert_ptr_nonnull(watch);
-    zl_test_sleep_ms(20);
+    zl_test_sleep_ms(20); /* the duration the stopwatch must see */
     unsigned long mid = zmq_stopwatch_intermediate(watch);
     ck_assert_uint_ge(mid, 15000); /* microseconds */
     unsigned long total = zmq_stopwatch_stop(watch);

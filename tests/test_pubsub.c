@@ -415,10 +415,14 @@ static int data_index(const char *buf, int n)
     return atoi(buf + 1);
 }
 
+/* Small kernel buffers: the wire holds little besides the pipes. Not
+ * smaller: on loopback (MSS 32 KiB and up) a receive window under one MSS
+ * is left to the sender's zero-window probes, whose timer backs off to
+ * seconds while nobody reads, and recovery waits for the next probe. */
 static void small_buffers(void *s)
 {
-    zl_test_set_int(s, ZLINK_SNDBUF, 4096);
-    zl_test_set_int(s, ZLINK_RCVBUF, 4096);
+    zl_test_set_int(s, ZLINK_SNDBUF, 65536);
+    zl_test_set_int(s, ZLINK_RCVBUF, 65536);
 }
 
 /* The fast subscriber reads each message before the next is sent, the
@@ -453,38 +457,40 @@ START_TEST(slow_subscriber_drops)
         send_bin(pub, buf, DATA_SIZE, 0);
         ck_assert_int_eq(data_index(buf, recv_bin(fast, buf, sizeof buf)), i);
     }
+    /* What is queued for the slow one, in order. */
     int got = 0, last = -1;
-    /* Tiny socket buffers make loopback TCP fall back to zero-window probes
-     * and retransmit timers (200, 400, 800 ms), slower still under Wine:
-     * wait long enough for those before calling the queue drained. */
-    while (poll_in(slow, 2500)) {
+    while (poll_in(slow, QUIET_MS)) {
         int index = data_index(buf, recv_bin(slow, buf, sizeof buf));
         ck_assert_int_gt(index, last);
         last = index;
         got++;
     }
-    ck_assert_msg(got > 0 && got < count, "slow subscriber got %d of %d", got,
-                  count);
 
-    /* Drained, it receives again once the publisher hears of the room. */
-    uint64_t deadline = zl_test_now_ms() + WAIT_MS;
+    /* Drained, it receives again once the publisher hears of the room.
+     * The rest of the first burst may still come first (the wire held it
+     * while the pipe was full), in order, before a new message proves the
+     * recovery: a loss is counted only then, over all of the first burst.
+     * The deadline is generous for loaded machines and Wine. */
+    uint64_t deadline = zl_test_now_ms() + 6 * WAIT_MS;
     for (int i = count;; i++) {
         data_message(buf, i);
         send_bin(pub, buf, DATA_SIZE, 0);
         ck_assert_int_eq(data_index(buf, recv_bin(fast, buf, sizeof buf)), i);
-        if (poll_in(slow, 1)) {
-            /* Stragglers of the first burst may still arrive late (TCP
-             * retransmit backoff, long under Wine): in order, then a new
-             * message proves the recovery. */
+        if (poll_in(slow, 10)) {
             int index = data_index(buf, recv_bin(slow, buf, sizeof buf));
             ck_assert_int_gt(index, last);
             last = index;
             if (index >= count)
                 break;
+            got++;
         }
         ck_assert_msg(zl_test_now_ms() < deadline,
-                      "the slow subscriber never recovered");
+                      "the slow subscriber never recovered (%d of the first "
+                      "%d received)",
+                      got, count);
     }
+    ck_assert_msg(got > 0 && got < count, "slow subscriber got %d of %d", got,
+                  count);
     finish();
 }
 END_TEST

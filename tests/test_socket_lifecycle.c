@@ -169,11 +169,7 @@ START_TEST(reconnect_disabled)
     zt_term(server_ctx);
     server = bind_in_new_ctx(&server_ctx, ZLINK_DEALER, ep, false);
     /* The pipe goes with the connection: no more room to send. */
-    uint64_t deadline = zl_test_now_ms() + ZT_TIMEOUT_MS;
-    while (zt_get_int(client, ZLINK_EVENTS) & ZLINK_POLLOUT) {
-        ck_assert(zl_test_now_ms() < deadline);
-        zl_test_sleep_ms(5);
-    }
+    ck_assert(zl_test_wait_events(client, ZLINK_POLLOUT, 0, ZT_TIMEOUT_MS));
     zt_expect_errno(zlink_send(client, "x", 1, ZLINK_DONTWAIT), EAGAIN);
     char buf[8];
     zt_set_int(server, ZLINK_RCVTIMEO, 300);
@@ -196,9 +192,14 @@ START_TEST(connect_before_bind)
     zt_close(probe);
     void *client = zt_socket(ctx, _i == 0 ? ZLINK_PAIR : ZLINK_DEALER);
     zt_set_int(client, ZLINK_RECONNECT_IVL, 20);
+    void *mon = zl_test_monitor_open(ctx, client, "inproc://cbb-monitor",
+                                     ZLINK_EVENT_CONNECT_RETRIED);
     zt_connect(client, ep);
     zt_send_str(client, "early", 0);
-    zl_test_sleep_ms(150); /* a few refused attempts */
+    ck_assert_msg(zl_test_wait_event(mon, ZLINK_EVENT_CONNECT_RETRIED, 2,
+                                     2 * ZT_TIMEOUT_MS),
+                  "no refused attempts were retried");
+    zt_close(mon);
     void *server_ctx;
     void *server = bind_in_new_ctx(
         &server_ctx, _i == 0 ? ZLINK_PAIR : ZLINK_DEALER, ep, false);
@@ -318,8 +319,11 @@ static void linger_expires_case(int when)
 {
     linger_fixture f;
     linger_setup(&f, ZT_TCP4, 200, when);
-    zt_close(f.sender);
+    /* Timed from before the close: the linger runs from the close, on the
+     * I/O thread, so a test thread descheduled between the close and the
+     * term (a loaded machine) would otherwise see less than the linger. */
     uint64_t start = zl_test_now_ms();
+    zt_close(f.sender);
     zt_term(f.ctx);
     uint64_t took = zl_test_now_ms() - start;
     ck_assert_uint_ge(took, 150);
@@ -366,6 +370,7 @@ static void infinite_linger_case(int when)
     atomic_init(&t.done, false);
     uv_thread_t thread;
     ck_assert_int_eq(uv_thread_create(&thread, term_main, &t), 0);
+    /* A duration, not a wait: the term must still be waiting after it. */
     zl_test_sleep_ms(200);
     ck_assert_msg(!atomic_load(&t.done), "term did not wait for the linger");
     /* Reading everything lets the sender finish. */
@@ -471,6 +476,8 @@ START_TEST(blocked_call_gets_eterm)
     atomic_init(&b.done, false);
     uv_thread_t thread;
     ck_assert_int_eq(uv_thread_create(&thread, blocked_main, &b), 0);
+    /* A duration, not a wait: the call must not return by itself. Whether
+     * it is blocked yet or not, the shutdown below must end it. */
     zl_test_sleep_ms(50);
     ck_assert(!atomic_load(&b.done));
     ck_assert_int_eq(zlink_ctx_shutdown(ctx), 0);
@@ -512,6 +519,7 @@ START_TEST(ctx_term_waits_for_close)
     char buf[8];
     /* Blocks until the term in the other thread begins. */
     zt_expect_errno(zlink_recv(s, buf, sizeof buf, 0), ETERM);
+    /* A duration, not a wait: the term must not return while s is open. */
     zl_test_sleep_ms(100);
     ck_assert_msg(!atomic_load(&t.done), "term returned with a socket open");
     zt_close(s);
@@ -546,11 +554,7 @@ START_TEST(send_after_unbind_fails)
         zt_send_str(server, "DEF", 0);
         zt_recv_str(client, "DEF");
         ck_assert_int_eq(zlink_unbind(server, ep), 0);
-        uint64_t deadline = zl_test_now_ms() + ZT_TIMEOUT_MS;
-        while (zt_get_int(server, ZLINK_EVENTS) & ZLINK_POLLOUT) {
-            ck_assert(zl_test_now_ms() < deadline);
-            zl_test_sleep_ms(5);
-        }
+        ck_assert(zl_test_wait_events(server, ZLINK_POLLOUT, 0, ZT_TIMEOUT_MS));
         zt_expect_errno(zlink_send(server, "ABC", 3, ZLINK_DONTWAIT), EAGAIN);
         zt_expect_errno(zlink_unbind(server, ep), ENOENT);
     }
@@ -575,11 +579,7 @@ START_TEST(send_after_disconnect_fails)
     zt_expect_errno(zlink_send(client, "ABC", 3, ZLINK_DONTWAIT), EAGAIN);
     zt_expect_errno(zlink_disconnect(client, ep), ENOENT);
     /* The server notices too. */
-    uint64_t deadline = zl_test_now_ms() + ZT_TIMEOUT_MS;
-    while (zt_get_int(server, ZLINK_EVENTS) & ZLINK_POLLOUT) {
-        ck_assert(zl_test_now_ms() < deadline);
-        zl_test_sleep_ms(5);
-    }
+    ck_assert(zl_test_wait_events(server, ZLINK_POLLOUT, 0, ZT_TIMEOUT_MS));
     /* And the client may connect again. */
     zt_connect(client, ep);
     zt_send_str(client, "again", 0);

@@ -115,6 +115,7 @@ static void zero_copy_case(zt_pair *f, int transport, size_t size)
         transport == ZT_INPROC || transport == ZT_INPROC_CONNECT_FIRST;
     if (inproc) {
         ck_assert_ptr_eq(zlink_msg_data(&in), buf);
+        /* A duration, not a wait: no free while the receiver holds it. */
         zl_test_sleep_ms(20);
         ck_assert_int_eq(atomic_load(&freed_count), 0);
     }
@@ -184,6 +185,7 @@ START_TEST(pair_zero_copy_shared)
     ck_assert_int_eq(zlink_msg_copy(&copy, &msg), 0);
     ck_assert_int_eq(zlink_msg_send(&msg, f.connecter, 0), (int)size);
     zt_recv_part(f.binder, size, 9, false);
+    /* A duration, not a wait: no free while the copy holds the body. */
     zl_test_sleep_ms(20);
     ck_assert_int_eq(atomic_load(&freed_count), 0);
     zt_check_bytes(zlink_msg_data(&copy), size, 9);

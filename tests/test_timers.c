@@ -96,7 +96,8 @@ START_TEST(timers_fire_and_repeat)
     ck_assert_int_eq(r.calls, 1);
     ck_assert_int_eq(r.last_id, id);
     ck_assert_uint_ge(zl_test_now_ms() - start, 45);
-    /* Once per execute, however late. */
+    /* Once per execute, however late (the sleeps in this suite are the
+     * durations the timers measure). */
     zl_test_sleep_ms(120);
     ck_assert_int_eq(zlink_timers_timeout(t), 0);
     ck_assert_int_eq(zlink_timers_execute(t), 0);

@@ -18,9 +18,48 @@ int zl_test_run(Suite *suite)
     return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
 }
 
-uint64_t zl_test_now_ms(void) { return uv_hrtime() / 1000000u; }
+uint64_t zl_test_now_ms(void)
+{
+    return uv_hrtime() / 1000000u;
+}
 
-void zl_test_sleep_ms(int ms) { uv_sleep((unsigned)ms); }
+void zl_test_sleep_ms(int ms)
+{
+    uv_sleep((unsigned)ms);
+}
+
+bool zl_test_wait_until(zl_test_cond done, void *arg, int timeout_ms)
+{
+    uint64_t deadline = zl_test_now_ms() + (uint64_t)timeout_ms;
+    for (;;) {
+        if (done(arg))
+            return true;
+        if (zl_test_now_ms() >= deadline)
+            return false;
+        zl_test_sleep_ms(1);
+    }
+}
+
+typedef struct events_wait {
+    void *socket;
+    int mask, want;
+} events_wait;
+
+static bool events_match(void *arg)
+{
+    events_wait *w = arg;
+    int events = 0;
+    size_t len = sizeof events;
+    ck_assert_msg(zlink_getsockopt(w->socket, ZLINK_EVENTS, &events, &len) == 0,
+                  "ZLINK_EVENTS: %s", zlink_strerror(zlink_errno()));
+    return (events & w->mask) == w->want;
+}
+
+bool zl_test_wait_events(void *socket, int mask, int want, int timeout_ms)
+{
+    events_wait w = {socket, mask, want};
+    return zl_test_wait_until(events_match, &w, timeout_ms);
+}
 
 void zl_test_ipc_endpoint(char *buf, size_t cap)
 {
@@ -66,6 +105,47 @@ void zl_test_set_int(void *socket, int option, int value)
     ck_assert_msg(zlink_setsockopt(socket, option, &value, sizeof value) == 0,
                   "zlink_setsockopt(%d, %d): %s", option, value,
                   zlink_strerror(zlink_errno()));
+}
+
+void *zl_test_monitor_open(void *ctx, void *socket, const char *name,
+                           int events)
+{
+    ck_assert_msg(zlink_socket_monitor(socket, name, events) == 0,
+                  "zlink_socket_monitor(%s): %s", name,
+                  zlink_strerror(zlink_errno()));
+    void *monitor = zlink_socket(ctx, ZLINK_PAIR);
+    ck_assert_ptr_nonnull(monitor);
+    zl_test_set_int(monitor, ZLINK_LINGER, 0);
+    ck_assert_msg(zlink_connect(monitor, name) == 0, "connect %s: %s", name,
+                  zlink_strerror(zlink_errno()));
+    return monitor;
+}
+
+bool zl_test_wait_event(void *monitor, int event, int count, int timeout_ms)
+{
+    uint64_t deadline = zl_test_now_ms() + (uint64_t)timeout_ms;
+    int seen = 0;
+    while (seen < count) {
+        uint64_t now = zl_test_now_ms();
+        if (now >= deadline)
+            return false;
+        zlink_pollitem_t item = {monitor, 0, ZLINK_POLLIN, 0};
+        if (zlink_poll(&item, 1, (long)(deadline - now)) <= 0)
+            continue;
+        /* An event is two parts: 2 bytes of event and 4 of value, then
+         * the endpoint. */
+        uint8_t head[6];
+        char endpoint[512];
+        int n = zl_test_recv_retry(monitor, head, sizeof head, 0);
+        ck_assert_msg(n == 6, "monitor event of %d bytes", n);
+        ck_assert_int_ge(
+            zl_test_recv_retry(monitor, endpoint, sizeof endpoint, 0), 0);
+        uint16_t got;
+        memcpy(&got, head, sizeof got);
+        if (got == event)
+            seen++;
+    }
+    return true;
 }
 
 int zl_test_send_retry(void *socket, const void *buf, size_t len, int flags)

@@ -13,7 +13,18 @@
 int zl_test_run(Suite *suite);
 /* Milliseconds of a monotonic clock. */
 uint64_t zl_test_now_ms(void);
+/* Sleeps for a duration. Not for waiting on something to happen: use the
+ * waits below, which end as soon as it has. */
 void zl_test_sleep_ms(int ms);
+
+/* Asks done(arg) until it says true or timeout_ms have passed, napping a
+ * millisecond between asks; returns its last answer. For conditions no
+ * event announces (a flag, a count, a file gone). */
+typedef bool (*zl_test_cond)(void *arg);
+bool zl_test_wait_until(zl_test_cond done, void *arg, int timeout_ms);
+/* Waits until socket's ZLINK_EVENTS, masked by mask, equals want (e.g. a
+ * message is waiting; no room to send is left). */
+bool zl_test_wait_events(void *socket, int mask, int want, int timeout_ms);
 /* Writes "ipc://<tmpdir>/zlink-test-<pid>-<n>" into buf. */
 void zl_test_ipc_endpoint(char *buf, size_t cap);
 /* True when running under Wine (tests skip what Wine cannot do). */
@@ -26,6 +37,14 @@ bool zl_test_skip_ipc(void);
 /* zlink_setsockopt of an int, failing the test (with errno's text) if the
  * option is refused. */
 void zl_test_set_int(void *socket, int option, int value);
+
+/* Monitors socket's events (a ZLINK_EVENT_* mask) on inproc://name and
+ * returns the PAIR that reads them (LINGER 0; close it before the term). */
+void *zl_test_monitor_open(void *ctx, void *socket, const char *name,
+                           int events);
+/* Reads monitor events until count of type event have come or timeout_ms
+ * have passed; other events are skipped. True when all came. */
+bool zl_test_wait_event(void *monitor, int event, int count, int timeout_ms);
 
 /* zlink_send/recv and zlink_msg_send/recv, retried while they fail with
  * EINTR: a peer process's exit raises SIGCHLD, which interrupts a blocking
