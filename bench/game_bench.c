@@ -352,10 +352,16 @@ static void server_stop(struct server *s)
  * looks only at the sockets that were signalled since the last one, as a
  * game server over many clients would wait. libzmq: zmq_poll, which looks
  * at every socket; libzmq 4.3 has zmq_poller_* only as draft API, which
- * its packages (Debian's among them) leave out of the library. */
+ * its packages (Debian's among them) leave out of the library. Built with
+ * GAME_BENCH_POLL defined, the zlink client waits with zmq_poll too
+ * (zlink_poll), for comparing the two ways. */
+#if defined(BENCH_ZLINK) && !defined(GAME_BENCH_POLL)
+#define WAIT_WITH_POLLER 1
+#endif
+
 struct waiter {
     long n;
-#if defined(BENCH_ZLINK)
+#if defined(WAIT_WITH_POLLER)
     void *poller;
     zmq_poller_event_t *events;
 #else
@@ -366,7 +372,7 @@ struct waiter {
 static void waiter_init(struct waiter *w, void **dealers, long n)
 {
     w->n = n;
-#if defined(BENCH_ZLINK)
+#if defined(WAIT_WITH_POLLER)
     w->poller = zmq_poller_new();
     w->events = calloc((size_t)n, sizeof *w->events);
     if (!w->poller || !w->events)
@@ -386,7 +392,7 @@ static void waiter_init(struct waiter *w, void **dealers, long n)
 
 static void waiter_destroy(struct waiter *w)
 {
-#if defined(BENCH_ZLINK)
+#if defined(WAIT_WITH_POLLER)
     zmq_poller_destroy(&w->poller);
     free(w->events);
 #else
@@ -398,7 +404,7 @@ static void waiter_destroy(struct waiter *w)
  * indexes. Returns how many, 0 on timeout, or -1. */
 static long wait_ready(struct waiter *w, long *ready, long timeout_ms)
 {
-#if defined(BENCH_ZLINK)
+#if defined(WAIT_WITH_POLLER)
     int rc = zmq_poller_wait_all(w->poller, w->events, (int)w->n, timeout_ms);
     if (rc < 0)
         return zmq_errno() == EAGAIN ? 0 : -1;
