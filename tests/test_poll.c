@@ -245,6 +245,178 @@ START_TEST(poll_many_items)
 }
 END_TEST
 
+/* zlink_poll is level-triggered: a socket with a message is reported by
+ * every poll until the message is read, whatever took the socket's
+ * commands in meanwhile (ZLINK_EVENTS, another poll). */
+START_TEST(poll_level_triggered)
+{
+    poll_pair p;
+    if (!pair_open(&p, _i))
+        return;
+    zlink_pollitem_t items[2] = {{p.a, 0, ZLINK_POLLIN, 0},
+                                 {p.b, 0, ZLINK_POLLIN, 0}};
+    zt_send_str(p.b, "one", 0);
+    zt_send_str(p.b, "two", 0);
+    ck_assert_int_eq(zlink_poll(items, 2, ZT_TIMEOUT_MS), 1);
+    ck_assert_int_eq(items[0].revents, ZLINK_POLLIN);
+    for (int round = 0; round < 3; round++) {
+        ck_assert_int_eq(zlink_poll(items, 2, 0), 1);
+        ck_assert_int_eq(items[0].revents, ZLINK_POLLIN);
+        ck_assert_int_eq(items[1].revents, 0);
+        ck_assert(zt_get_int(p.a, ZLINK_EVENTS) & ZLINK_POLLIN);
+    }
+    zt_recv_str(p.a, "one");
+    /* "two" may still be on its way over tcp: a sleeping poll finds it. */
+    ck_assert_int_eq(zlink_poll(items, 2, ZT_TIMEOUT_MS), 1);
+    ck_assert_int_eq(zlink_poll(items, 2, -1), 1);
+    ck_assert_int_eq(items[0].revents, ZLINK_POLLIN);
+    zt_recv_str(p.a, "two");
+    ck_assert_int_eq(zlink_poll(items, 2, 0), 0);
+    ck_assert_int_eq(zlink_poll(items, 2, 20), 0);
+    ck_assert_int_eq(items[0].revents, 0);
+    pair_close(&p);
+}
+END_TEST
+
+/* One poll over the sockets of two contexts sleeps on both contexts'
+ * handles, and a message on either wakes it. */
+typedef struct later_send {
+    void *socket;
+    const char *text;
+} later_send;
+
+static void later_send_main(void *arg)
+{
+    later_send *l = arg;
+    /* Late enough that the poll usually sleeps first; either way the poll
+     * must see the message. */
+    zl_test_sleep_ms(20);
+    zlink_send(l->socket, l->text, strlen(l->text), 0);
+}
+
+START_TEST(poll_two_contexts)
+{
+    enum { PER_CTX = 3 };
+    void *ctx[2], *rx[2][PER_CTX], *tx[2][PER_CTX];
+    zlink_pollitem_t items[2 * PER_CTX];
+    for (int c = 0; c < 2; c++) {
+        ctx[c] = zt_ctx();
+        for (int i = 0; i < PER_CTX; i++) {
+            rx[c][i] = zt_socket(ctx[c], ZLINK_PAIR);
+            tx[c][i] = zt_socket(ctx[c], ZLINK_PAIR);
+            char ep[300];
+            ck_assert(zt_join(rx[c][i], tx[c][i], i == 1 ? ZT_TCP4 : ZT_INPROC,
+                              ep, sizeof ep));
+            /* Interleaved, so that each context's sockets are apart. */
+            items[i * 2 + c] = (zlink_pollitem_t){rx[c][i], 0, ZLINK_POLLIN, 0};
+        }
+    }
+    for (int round = 0; round < 2 * 2 * PER_CTX; round++) {
+        int c = round % 2, i = (round / 2) % PER_CTX;
+        later_send l = {tx[c][i], "late"};
+        uv_thread_t thread;
+        ck_assert_int_eq(uv_thread_create(&thread, later_send_main, &l), 0);
+        ck_assert_int_eq(zlink_poll(items, 2 * PER_CTX, ZT_TIMEOUT_MS), 1);
+        ck_assert_int_eq(items[i * 2 + c].revents, ZLINK_POLLIN);
+        ck_assert_int_eq(uv_thread_join(&thread), 0);
+        zt_recv_str(rx[c][i], "late");
+    }
+    for (int c = 0; c < 2; c++) {
+        for (int i = 0; i < PER_CTX; i++) {
+            zt_close(rx[c][i]);
+            zt_close(tx[c][i]);
+        }
+        zt_term(ctx[c]);
+    }
+}
+END_TEST
+
+/* Two threads play ping-pong, each waiting in zlink_poll over several
+ * sockets of which one gets the ball, so that the sleeping side and the
+ * sending side race on every round: a wakeup lost between a poll's last
+ * look and its sleep would leave a poll waiting out its timeout. */
+enum { PONG_SOCKETS = 64, PONG_ROUNDS = 3000, PONG_SECONDS = 4 };
+
+typedef struct pong_side {
+    void *rx[PONG_SOCKETS], *tx[PONG_SOCKETS];
+    int rounds, failures;
+} pong_side;
+
+static int poll_one(void **rx, int *which)
+{
+    zlink_pollitem_t items[PONG_SOCKETS];
+    for (int i = 0; i < PONG_SOCKETS; i++)
+        items[i] = (zlink_pollitem_t){rx[i], 0, ZLINK_POLLIN, 0};
+    int rc = zlink_poll(items, PONG_SOCKETS, ZT_TIMEOUT_MS);
+    for (int i = 0; i < PONG_SOCKETS && rc == 1; i++)
+        if (items[i].revents & ZLINK_POLLIN)
+            *which = i;
+    return rc;
+}
+
+static void pong_main(void *arg)
+{
+    pong_side *side = arg;
+    for (int r = 0; r < side->rounds; r++) {
+        int which = -1;
+        char ball;
+        if (poll_one(side->rx, &which) != 1 ||
+            zlink_recv(side->rx[which], &ball, 1, ZLINK_DONTWAIT) != 1 ||
+            zlink_send(side->tx[(which + 1) % PONG_SOCKETS], &ball, 1, 0) !=
+                1) {
+            side->failures++;
+            return;
+        }
+    }
+}
+
+START_TEST(poll_wakeups_not_lost)
+{
+    void *ctx = zt_ctx();
+    /* No spin: every poll that finds nothing goes to sleep. */
+    ck_assert_int_eq(zlink_ctx_set(ctx, ZLINK_SPIN_BUDGET, 0), 0);
+    pong_side ping = {.rounds = 0}, pong = {.rounds = 0};
+    /* ping.tx[i] -> pong.rx[i] and pong.tx[i] -> ping.rx[i]. */
+    for (int i = 0; i < PONG_SOCKETS; i++) {
+        char ep[300];
+        int transport = i % 8 == 1 ? ZT_TCP4 : _i;
+        ping.tx[i] = zt_socket(ctx, ZLINK_PAIR);
+        pong.rx[i] = zt_socket(ctx, ZLINK_PAIR);
+        ck_assert(zt_join(pong.rx[i], ping.tx[i], transport, ep, sizeof ep));
+        pong.tx[i] = zt_socket(ctx, ZLINK_PAIR);
+        ping.rx[i] = zt_socket(ctx, ZLINK_PAIR);
+        ck_assert(zt_join(ping.rx[i], pong.tx[i], transport, ep, sizeof ep));
+    }
+    /* Rounds in batches until the count or the time is used up. */
+    uint64_t until = zl_test_now_ms() + PONG_SECONDS * 1000;
+    int done = 0;
+    while (done < PONG_ROUNDS && zl_test_now_ms() < until) {
+        ping.rounds = pong.rounds = 100;
+        uv_thread_t thread;
+        ck_assert_int_eq(uv_thread_create(&thread, pong_main, &pong), 0);
+        ck_assert_int_eq(zlink_send(ping.tx[0], "b", 1, 0), 1);
+        ping.rounds = 99; /* pong answers the last ball; ping takes it */
+        pong_main(&ping);
+        ck_assert_int_eq(uv_thread_join(&thread), 0);
+        ck_assert_int_eq(ping.failures, 0);
+        ck_assert_int_eq(pong.failures, 0);
+        int which = -1;
+        ck_assert_int_eq(poll_one(ping.rx, &which), 1);
+        char ball;
+        ck_assert_int_eq(zlink_recv(ping.rx[which], &ball, 1, 0), 1);
+        done += 100;
+    }
+    ck_assert_int_ge(done, 100);
+    for (int i = 0; i < PONG_SOCKETS; i++) {
+        zt_close(ping.rx[i]);
+        zt_close(ping.tx[i]);
+        zt_close(pong.rx[i]);
+        zt_close(pong.tx[i]);
+    }
+    zt_term(ctx);
+}
+END_TEST
+
 /* ---- other threads ---- */
 
 typedef struct delayed_send {
@@ -278,7 +450,7 @@ START_TEST(poll_woken_by_other_thread)
 END_TEST
 
 typedef struct blocked_poll {
-    void *socket;
+    void *socket, *other; /* other: a second socket polled, or NULL */
     int rc, err;
     atomic_bool done;
 } blocked_poll;
@@ -286,19 +458,23 @@ typedef struct blocked_poll {
 static void blocked_poll_main(void *arg)
 {
     blocked_poll *b = arg;
-    zlink_pollitem_t item = {b->socket, 0, ZLINK_POLLIN, 0};
-    b->rc = zlink_poll(&item, 1, -1);
+    zlink_pollitem_t items[2] = {{b->socket, 0, ZLINK_POLLIN, 0},
+                                 {b->other, 0, ZLINK_POLLIN, 0}};
+    b->rc = zlink_poll(items, b->other ? 2 : 1, -1);
     b->err = zlink_errno();
     atomic_store(&b->done, true);
 }
 
-/* A poll blocked forever returns -1/ETERM when the context shuts down. */
+/* A poll blocked forever returns -1/ETERM when the context shuts down:
+ * over one socket (which sleeps on its own handle) and over two (which
+ * sleep on their context's). */
 START_TEST(poll_eterm)
 {
     void *ctx = zt_ctx();
     void *s = zt_socket(ctx, ZLINK_PAIR);
+    void *other = _i ? zt_socket(ctx, ZLINK_PAIR) : NULL;
     zt_bind(s, "inproc://poll-eterm");
-    blocked_poll b = {.socket = s};
+    blocked_poll b = {.socket = s, .other = other};
     atomic_init(&b.done, false);
     uv_thread_t thread;
     ck_assert_int_eq(uv_thread_create(&thread, blocked_poll_main, &b), 0);
@@ -313,6 +489,8 @@ START_TEST(poll_eterm)
     ck_assert_int_eq(b.rc, -1);
     ck_assert_int_eq(b.err, ETERM);
     zt_close(s);
+    if (other)
+        zt_close(other);
     zt_term(ctx);
 }
 END_TEST
@@ -499,6 +677,94 @@ START_TEST(fd_signals_pollout)
 }
 END_TEST
 
+/* The FD taken after a message arrived, before the socket took it in:
+ * readable at once (that command was never seen by the application). */
+START_TEST(fd_taken_after_arrival)
+{
+    poll_pair p;
+    if (!pair_open(&p, _i))
+        return;
+    char buf[16];
+    zt_expect_errno(zlink_recv(p.b, buf, sizeof buf, ZLINK_DONTWAIT), EAGAIN);
+    /* inproc delivers the activation from within the send. */
+    zt_send_str(p.a, "early", 0);
+    zlink_fd_t fd = socket_fd(p.b);
+    ck_assert_msg(fd_readable(fd, 0), "FD not readable for an earlier arrival");
+    ck_assert_int_eq(zt_get_int(p.b, ZLINK_EVENTS),
+                     ZLINK_POLLIN | ZLINK_POLLOUT);
+    ck_assert(!fd_readable(fd, 0));
+    zt_recv_str(p.b, "early");
+    pair_close(&p);
+}
+END_TEST
+
+typedef struct fd_sleeper {
+    void *socket;
+    zlink_fd_t fd;
+    bool readable;
+} fd_sleeper;
+
+/* Sleeps on the FD as an application's event loop would. */
+static void fd_sleeper_main(void *arg)
+{
+    fd_sleeper *f = arg;
+    f->readable = fd_readable(f->fd, ZT_TIMEOUT_MS);
+}
+
+/* Once taken, the FD follows every arrival whatever the application waits
+ * with: zlink_poll over several sockets, a blocking receive that sleeps,
+ * or the FD itself in another thread. Each of these takes the socket's
+ * commands in, and the FD is then quiet. */
+START_TEST(fd_follows_other_waits)
+{
+    poll_pair p;
+    if (!pair_open(&p, _i))
+        return;
+    void *idle = zt_socket(p.ctx, ZLINK_PAIR);
+    zlink_fd_t fd = socket_fd(p.a);
+    char buf[16];
+    zt_expect_errno(zlink_recv(p.a, buf, sizeof buf, ZLINK_DONTWAIT), EAGAIN);
+    ck_assert(!fd_readable(fd, 0));
+    zlink_pollitem_t items[2] = {{idle, 0, ZLINK_POLLIN, 0},
+                                 {p.a, 0, ZLINK_POLLIN, 0}};
+    for (int round = 0; round < 3; round++) {
+        /* zlink_poll, asleep when the message comes. */
+        later_send l = {p.b, "polled"};
+        uv_thread_t thread;
+        ck_assert_int_eq(uv_thread_create(&thread, later_send_main, &l), 0);
+        ck_assert_int_eq(zlink_poll(items, 2, ZT_TIMEOUT_MS), 1);
+        ck_assert_int_eq(items[1].revents, ZLINK_POLLIN);
+        ck_assert_int_eq(uv_thread_join(&thread), 0);
+        ck_assert(!fd_readable(fd, 0));
+        zt_recv_str(p.a, "polled");
+        ck_assert(!fd_readable(fd, 0));
+
+        /* A blocking receive that sleeps. */
+        l.text = "blocked";
+        ck_assert_int_eq(uv_thread_create(&thread, later_send_main, &l), 0);
+        zt_recv_str(p.a, "blocked");
+        ck_assert_int_eq(uv_thread_join(&thread), 0);
+        ck_assert(!fd_readable(fd, 0));
+        ck_assert_int_eq(zt_get_int(p.a, ZLINK_EVENTS), ZLINK_POLLOUT);
+
+        /* The FD, slept on in another thread. */
+        fd_sleeper f = {p.a, fd, false};
+        ck_assert_int_eq(uv_thread_create(&thread, fd_sleeper_main, &f), 0);
+        zt_send_str(p.b, "fd", 0);
+        ck_assert_int_eq(uv_thread_join(&thread), 0);
+        ck_assert_msg(f.readable, "FD never became readable");
+        ck_assert_int_eq(zt_get_int(p.a, ZLINK_EVENTS),
+                         ZLINK_POLLIN | ZLINK_POLLOUT);
+        ck_assert(!fd_readable(fd, 0));
+        zt_recv_str(p.a, "fd");
+        zt_expect_errno(zlink_recv(p.a, buf, sizeof buf, ZLINK_DONTWAIT),
+                        EAGAIN);
+    }
+    zt_close(idle);
+    pair_close(&p);
+}
+END_TEST
+
 static Suite *poll_suite(void)
 {
     Suite *s = suite_create("poll");
@@ -510,9 +776,14 @@ static Suite *poll_suite(void)
     tcase_add_loop_test(sockets, poll_pollout, ZT_INPROC, ZT_INPROC + 1);
     tcase_add_test(sockets, poll_many_sockets);
     tcase_add_test(sockets, poll_many_items);
+    tcase_add_loop_test(sockets, poll_level_triggered, 0, ZT_TRANSPORT_COUNT);
+    tcase_add_test(sockets, poll_two_contexts);
+    tcase_add_loop_test(sockets, poll_wakeups_not_lost, ZT_INPROC,
+                        ZT_INPROC + 1);
+    tcase_add_loop_test(sockets, poll_wakeups_not_lost, ZT_TCP4, ZT_TCP4 + 1);
     tcase_add_test(sockets, poll_spin_leaves_no_pipe_unwatched);
     tcase_add_loop_test(sockets, poll_woken_by_other_thread, 0, 2);
-    tcase_add_test(sockets, poll_eterm);
+    tcase_add_loop_test(sockets, poll_eterm, 0, 2);
     tcase_add_test(sockets, poll_errors);
     suite_add_tcase(s, sockets);
 
@@ -529,6 +800,8 @@ static Suite *poll_suite(void)
     tcase_add_loop_test(fd, fd_signals_arrival_after_eagain, 0,
                         ZT_TRANSPORT_COUNT);
     tcase_add_test(fd, fd_signals_pollout);
+    tcase_add_loop_test(fd, fd_taken_after_arrival, ZT_INPROC, ZT_INPROC + 1);
+    tcase_add_loop_test(fd, fd_follows_other_waits, 0, ZT_TRANSPORT_COUNT);
     suite_add_tcase(s, fd);
     return s;
 }

@@ -163,6 +163,7 @@ void *zlink_ctx_new(void)
     ctx->thread_config.sched_policy = ZLINK_THREAD_SCHED_POLICY_DFLT;
     ctx->thread_config.priority = ZLINK_THREAD_PRIORITY_DFLT;
     uv_mutex_init(&ctx->lock);
+    zl_sleeper_pool_init(&ctx->sleepers);
     uv_cond_init(&ctx->all_gone);
     uv_mutex_init(&ctx->reaper_lock);
     uv_cond_init(&ctx->reaper_cond);
@@ -170,6 +171,7 @@ void *zlink_ctx_new(void)
         uv_cond_destroy(&ctx->reaper_cond);
         uv_mutex_destroy(&ctx->reaper_lock);
         uv_cond_destroy(&ctx->all_gone);
+        zl_sleeper_pool_destroy(&ctx->sleepers);
         uv_mutex_destroy(&ctx->lock);
         zl_inproc_registry_destroy(ctx->inproc);
         free(ctx);
@@ -259,10 +261,8 @@ int zlink_ctx_shutdown(void *handle)
     uv_mutex_lock(&ctx->lock);
     atomic_store(&ctx->terminating, true);
     /* Wake every blocked call so it sees ETERM. */
-    for (size_t i = 0; i < ctx->socket_count; i++) {
-        zl_signaler_send(&ctx->sockets[i]->signaler);
-        zl_poller_notify(ctx->sockets[i]);
-    }
+    for (size_t i = 0; i < ctx->socket_count; i++)
+        zl_socket_wake(ctx->sockets[i]);
     uv_mutex_unlock(&ctx->lock);
     return 0;
 }
@@ -290,6 +290,7 @@ int zlink_ctx_term(void *handle)
         zl_cache_aligned_free(ctx->threads);
     }
     zl_inproc_registry_destroy(ctx->inproc);
+    zl_sleeper_pool_destroy(&ctx->sleepers);
     free(ctx->zombies);
     free(ctx->sockets);
     uv_cond_destroy(&ctx->reaper_cond);

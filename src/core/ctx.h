@@ -1,5 +1,6 @@
 /* ctx.h — the context: I/O threads, the reaper of closed sockets, the
- * inproc endpoint registry, and the list of live sockets. */
+ * inproc endpoint registry, the list of live sockets, and the sleepers of
+ * the threads that wait for them. */
 #ifndef ZL_CTX_H
 #define ZL_CTX_H
 
@@ -9,6 +10,7 @@
 #include "atomics.h"
 #include "io_thread.h"
 #include "pipe.h"
+#include "sleeper.h"
 
 struct zl_socket;
 
@@ -45,6 +47,9 @@ typedef struct zl_ctx {
     size_t zombie_count, zombie_capacity;
 
     struct zl_inproc_registry *inproc; /* transport/inproc.c owns it */
+    /* What application threads sleep on while they wait for its sockets;
+     * freed after the last socket and I/O thread (sleeper.h). */
+    zl_sleeper_pool sleepers;
 } zl_ctx;
 
 /* Registers a new socket (starting the I/O threads at the first one);

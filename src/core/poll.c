@@ -1,5 +1,6 @@
 /* poll.c — zlink_poll over zlink sockets and raw OS sockets: check the
- * sockets' state first, and sleep in the OS only when nothing is ready. */
+ * sockets' state first, and sleep in the OS only when nothing is ready, on
+ * one sleeper for all the sockets (sleeper.h) and the raw sockets. */
 #include <errno.h>
 #include <stdlib.h>
 #include <uv.h>
@@ -7,6 +8,7 @@
 #include "backend.h"
 #include "ctx.h"
 #include "fast_tls.h"
+#include "sleeper.h"
 #include "socket.h"
 #include "wait.h"
 #include "zlink.h"
@@ -34,12 +36,13 @@ static int check_sockets(zlink_pollitem_t *items, int n)
     return ready;
 }
 
-static bool only_sockets(const zlink_pollitem_t *items, int n)
+static int count_sockets(const zlink_pollitem_t *items, int n)
 {
+    int sockets = 0;
     for (int i = 0; i < n; i++)
-        if (!items[i].socket)
-            return false;
-    return true;
+        if (items[i].socket)
+            sockets++;
+    return sockets;
 }
 
 /* Before sleeping in the OS, recheck the sockets for a few microseconds
@@ -190,6 +193,108 @@ static void mark_sleepers(zlink_pollitem_t *items, int n, int cpu)
         }
 }
 
+/* What one sleep waits on: a sleeper per context among the sockets, since
+ * only its own context's threads may raise a pooled sleeper (sleeper.h),
+ * and nearly always one. A socket alone in its poll, or one whose context
+ * could not give a sleeper (no fd left), sleeps on its own (ctx NULL). */
+typedef struct poll_sleeper {
+    zl_ctx *ctx; /* the pool it came from, or NULL: a socket's own */
+    zl_sleeper *sleeper;
+} poll_sleeper;
+
+/* The sleeper s raises while the poll sleeps; adds it to sleepers when it
+ * is a new one. */
+static zl_sleeper *sleeper_for(poll_sleeper *sleepers, int *count, zl_socket *s,
+                               bool alone)
+{
+    for (int j = *count - 1; j >= 0 && !alone; j--)
+        if (sleepers[j].ctx == s->ctx)
+            return sleepers[j].sleeper;
+    zl_sleeper *w = alone ? NULL : zl_sleeper_take(&s->ctx->sleepers);
+    if (w) {
+        sleepers[(*count)++] = (poll_sleeper){s->ctx, w};
+    } else {
+        w = &s->own_sleeper;
+        sleepers[(*count)++] = (poll_sleeper){NULL, w};
+    }
+    return w;
+}
+
+/* Points every socket at a sleeper, so that a command that reaches one
+ * raises it (socket.h, zl_socket_set_sleeper): one handle to sleep on per
+ * context, and no system call for the sockets nobody sends to. True when
+ * the poll may sleep, false when a socket may have a command already
+ * (look again). */
+static bool arm_sockets(zlink_pollitem_t *items, int n, int sockets,
+                        poll_sleeper *sleepers, int *count)
+{
+    for (int i = 0; i < n; i++) {
+        zl_socket *s = items[i].socket;
+        if (s)
+            zl_socket_set_sleeper(
+                s, sleeper_for(sleepers, count, s, sockets == 1));
+    }
+    zl_socket_sleepers_set();
+    for (int i = 0; i < n; i++)
+        if (items[i].socket && zl_socket_commands_pending(items[i].socket))
+            return false;
+    return true;
+}
+
+static void disarm_sockets(zlink_pollitem_t *items, int n,
+                           poll_sleeper *sleepers, int count)
+{
+    for (int i = 0; i < n; i++)
+        if (items[i].socket)
+            zl_socket_set_sleeper(items[i].socket, NULL);
+    for (int j = 0; j < count; j++)
+        if (sleepers[j].ctx)
+            zl_sleeper_give(&sleepers[j].ctx->sleepers, sleepers[j].sleeper);
+}
+
+/* The raw sockets' OS events, after the count sleepers. Returns the number
+ * of pollfds. */
+static int fill_raw_fds(const zlink_pollitem_t *items, int n, zl_os_pollfd *fds,
+                        int count)
+{
+    for (int i = 0; i < n; i++) {
+        if (items[i].socket)
+            continue;
+        zl_os_pollfd *f = &fds[count++];
+        f->fd = (zl_os_socket)items[i].fd;
+        f->events = 0;
+        f->revents = 0;
+        if (items[i].events & ZLINK_POLLIN)
+            f->events |= ZL_OS_POLLIN;
+        if (items[i].events & ZLINK_POLLOUT)
+            f->events |= ZL_OS_POLLOUT;
+    }
+    return count;
+}
+
+/* The raw sockets' revents from the pollfds after the count sleepers;
+ * returns how many are ready. */
+static int raw_revents(zlink_pollitem_t *items, int n, const zl_os_pollfd *fds,
+                       int count)
+{
+    int ready = 0;
+    for (int i = 0; i < n; i++) {
+        if (items[i].socket)
+            continue;
+        short os = fds[count++].revents, re = 0;
+        if (os & ZL_OS_POLLIN)
+            re |= ZLINK_POLLIN;
+        if (os & ZL_OS_POLLOUT)
+            re |= ZLINK_POLLOUT;
+        if (os & ZL_OS_POLLERR)
+            re |= ZLINK_POLLERR;
+        items[i].revents = (short)(re & (items[i].events | ZLINK_POLLERR));
+        if (items[i].revents)
+            ready++;
+    }
+    return ready;
+}
+
 int zlink_poll(zlink_pollitem_t *items, int n, long timeout)
 {
     if (n < 0 || (n > 0 && !items)) {
@@ -201,17 +306,27 @@ int zlink_poll(zlink_pollitem_t *items, int n, long timeout)
             uv_sleep((unsigned)timeout);
         return 0;
     }
+    /* A sleep waits on the sleepers (at most one per socket) and the raw
+     * sockets: n pollfds at most. */
     zl_os_pollfd stack_fds[ZLINK_POLLITEMS_DFLT];
-    zl_os_pollfd *fds =
-        n <= ZLINK_POLLITEMS_DFLT ? stack_fds : malloc((size_t)n * sizeof *fds);
-    if (!fds) {
-        errno = ENOMEM;
-        return -1;
+    poll_sleeper stack_sleepers[ZLINK_POLLITEMS_DFLT];
+    zl_os_pollfd *fds = stack_fds;
+    poll_sleeper *sleepers = stack_sleepers;
+    if (n > ZLINK_POLLITEMS_DFLT) {
+        fds = malloc((size_t)n * sizeof *fds);
+        sleepers = malloc((size_t)n * sizeof *sleepers);
+        if (!fds || !sleepers) {
+            free(fds);
+            free(sleepers);
+            errno = ENOMEM;
+            return -1;
+        }
     }
     uint64_t deadline =
         timeout > 0 ? uv_hrtime() / 1000000u + (uint64_t)timeout : 0;
+    int socket_count = count_sockets(items, n);
     /* With zlink sockets only, a ready socket needs no OS call at all. */
-    bool sockets_only = only_sockets(items, n);
+    bool sockets_only = socket_count == n;
     uint64_t waiting_since = 0; /* when a look first found nothing */
     bool slept = false;
     int ready;
@@ -224,22 +339,6 @@ int zlink_poll(zlink_pollitem_t *items, int n, long timeout)
             adapt_spin(items, n, uv_hrtime() - waiting_since);
         if (ready < 0 || (ready > 0 && sockets_only))
             break;
-        /* Raw sockets and the sockets' signalers in one OS wait. */
-        for (int i = 0; i < n; i++) {
-            fds[i].revents = 0;
-            if (items[i].socket) {
-                zl_socket *s = items[i].socket;
-                fds[i].fd = zl_signaler_fd(&s->signaler);
-                fds[i].events = ZL_OS_POLLIN;
-            } else {
-                fds[i].fd = (zl_os_socket)items[i].fd;
-                fds[i].events = 0;
-                if (items[i].events & ZLINK_POLLIN)
-                    fds[i].events |= ZL_OS_POLLIN;
-                if (items[i].events & ZLINK_POLLOUT)
-                    fds[i].events |= ZL_OS_POLLOUT;
-            }
-        }
         int wait;
         if (ready > 0 || timeout == 0)
             wait = 0;
@@ -251,37 +350,47 @@ int zlink_poll(zlink_pollitem_t *items, int n, long timeout)
         }
         if (waiting_since == 0)
             waiting_since = uv_hrtime();
-        if (wait != 0)
-            mark_sleepers(items, n, zl_thread_cpu());
-        int rc = zl_os_poll(fds, n, wait);
-        if (wait != 0)
-            mark_sleepers(items, n, -1);
+        /* Sleeping: the sockets raise their context's sleeper. */
+        int count = 0;
+        bool look_again = false;
+        if (wait != 0 &&
+            !arm_sockets(items, n, socket_count, sleepers, &count)) {
+            look_again = true;
+            wait = 0; /* the raw sockets still get their look */
+        }
+        for (int j = 0; j < count; j++)
+            fds[j] = (zl_os_pollfd){zl_sleeper_fd(sleepers[j].sleeper),
+                                    ZL_OS_POLLIN, 0};
+        int nfds = fill_raw_fds(items, n, fds, count);
+        int rc = 0;
+        /* Nothing to ask the OS when there is neither a sleep nor a raw
+         * socket: a look at zlink sockets alone makes no system call. */
+        if (wait != 0 || nfds > count) {
+            if (wait != 0)
+                mark_sleepers(items, n, zl_thread_cpu());
+            rc = zl_os_poll(fds, nfds, wait);
+            if (wait != 0)
+                mark_sleepers(items, n, -1);
+        }
+        for (int j = 0; j < count && rc > 0; j++)
+            if (fds[j].revents)
+                zl_sleeper_woken(sleepers[j].sleeper);
+        disarm_sockets(items, n, sleepers, count);
         if (rc < 0) {
             errno = -rc;
             ready = -1;
             break;
         }
-        for (int i = 0; i < n; i++) {
-            if (items[i].socket)
-                continue;
-            short re = 0;
-            if (fds[i].revents & ZL_OS_POLLIN)
-                re |= ZLINK_POLLIN;
-            if (fds[i].revents & ZL_OS_POLLOUT)
-                re |= ZLINK_POLLOUT;
-            if (fds[i].revents & ZL_OS_POLLERR)
-                re |= ZLINK_POLLERR;
-            items[i].revents = (short)(re & (items[i].events | ZLINK_POLLERR));
-            if (items[i].revents)
-                ready++;
-        }
-        if (ready > 0 || wait == 0)
+        ready += raw_revents(items, n, fds, count);
+        if (ready > 0 || (wait == 0 && !look_again))
             break;
-        slept = true;
-        /* Otherwise a signaler woke us (or nothing did, spuriously):
+        slept = slept || !look_again;
+        /* Otherwise a sleeper woke us (or nothing did, spuriously):
          * recheck the sockets. */
     }
-    if (fds != stack_fds)
+    if (fds != stack_fds) {
         free(fds);
+        free(sleepers);
+    }
     return ready;
 }

@@ -15,6 +15,7 @@
 #include "pipe.h"
 #include "poller.h"
 #include "session.h"
+#include "sleeper.h"
 #include "transport/address.h"
 #include "transport/inproc.h"
 #include "transport/listener.h"
@@ -35,12 +36,45 @@ zl_socket *zl_socket_from_handle(void *handle)
     return s;
 }
 
+/* A command reached the mailbox. Only a thread that sleeps is woken, with
+ * a system call: its sleeper, the application's ZLINK_FD once it took it,
+ * its pollers. An owner that is awake finds the flag. */
 static void signal_socket(void *arg)
 {
     zl_socket *s = arg;
     atomic_store_explicit(&s->commands_pending, true, memory_order_relaxed);
-    zl_signaler_send(&s->signaler);
+    /* Pairs with zl_socket_sleepers_set: either the sleeper sees the flag,
+     * or this sees the sleeper. */
+    atomic_thread_fence(memory_order_seq_cst);
+    zl_sleeper *w = atomic_load_explicit(&s->sleeper, memory_order_acquire);
+    if (atomic_load_explicit(&s->fd_exported, memory_order_relaxed)) {
+        zl_sleeper_signal(&s->own_sleeper);
+        if (w == &s->own_sleeper)
+            w = NULL; /* raised just now */
+    }
+    if (w)
+        zl_sleeper_raise(w);
     zl_poller_notify(s);
+}
+
+void zl_socket_set_sleeper(zl_socket *s, zl_sleeper *w)
+{
+    atomic_store_explicit(&s->sleeper, w, memory_order_release);
+}
+
+void zl_socket_sleepers_set(void)
+{
+    atomic_thread_fence(memory_order_seq_cst);
+}
+
+bool zl_socket_commands_pending(const zl_socket *s)
+{
+    return atomic_load_explicit(&s->commands_pending, memory_order_relaxed);
+}
+
+void zl_socket_wake(zl_socket *s)
+{
+    signal_socket(s);
 }
 
 void *zlink_socket(void *ctx_handle, int type)
@@ -61,15 +95,17 @@ void *zlink_socket(void *ctx_handle, int type)
         return NULL;
     }
     s->pattern = calloc(1, ops->state_size ? ops->state_size : 1);
-    if (!s->pattern || zl_signaler_init(&s->signaler) != 0) {
+    if (!s->pattern || zl_sleeper_init(&s->own_sleeper) != 0) {
         free(s->pattern);
         free(s);
         errno = EMFILE;
         return NULL;
     }
     atomic_init(&s->commands_pending, false);
+    atomic_init(&s->fd_exported, false);
+    atomic_init(&s->sleeper, NULL);
     if (zl_mailbox_init(&s->mailbox, signal_socket, s) != 0) {
-        zl_signaler_close(&s->signaler);
+        zl_sleeper_close(&s->own_sleeper);
         free(s->pattern);
         free(s);
         errno = ENOMEM;
@@ -211,26 +247,48 @@ static int drain_mailbox(zl_socket *s)
     return handled;
 }
 
-/* Drains the mailbox and keeps the signaler in step with it. The signaler
- * fires exactly when the mailbox goes from empty to non-empty, so it needs
- * resetting only after commands were taken (or after a wake). Each reset is
- * followed by another drain: a command queued between the last drain and
- * the reset had its signal consumed, so it must be taken now. */
-static int drain_commands(zl_socket *s, bool woken)
+/* Drains the mailbox. Once the application took ZLINK_FD, its signaler
+ * follows the mailbox: it fires when the mailbox goes from empty to
+ * non-empty, so it needs resetting only after commands were signalled.
+ * Each reset is followed by another drain: a command queued between the
+ * last drain and the reset had its signal consumed, so it must be taken
+ * now. */
+static int drain_commands(zl_socket *s)
 {
     /* Lowered before draining: a command queued after the drain raises
      * it again. */
-    atomic_store_explicit(&s->commands_pending, false, memory_order_relaxed);
+    bool signalled = atomic_exchange_explicit(&s->commands_pending, false,
+                                              memory_order_acq_rel);
     int total = drain_mailbox(s);
-    if (total == 0 && !woken)
-        return 0;
+    if ((total == 0 && !signalled) ||
+        !atomic_load_explicit(&s->fd_exported, memory_order_relaxed))
+        return total;
     for (;;) {
-        zl_signaler_reset(&s->signaler);
+        zl_sleeper_woken(&s->own_sleeper);
         int n = drain_mailbox(s);
         total += n;
         if (n == 0)
             return total;
     }
+}
+
+/* Sleeps on s's own sleeper until a command reaches s, or wait_ms (-1:
+ * forever) passes: 0, -EAGAIN, or -errno. */
+static int sleep_for_command(zl_socket *s, int wait_ms)
+{
+    zl_sleeper *w = &s->own_sleeper;
+    int rc = 0; /* a command came meanwhile: as if woken */
+    zl_socket_set_sleeper(s, w);
+    zl_socket_sleepers_set();
+    if (!zl_socket_commands_pending(s)) {
+        zl_mailbox_set_sleeper_cpu(&s->mailbox, zl_thread_cpu());
+        rc = zl_sleeper_wait(w, wait_ms);
+        zl_mailbox_set_sleeper_cpu(&s->mailbox, -1);
+        if (rc == 0)
+            zl_sleeper_woken(w);
+    }
+    zl_socket_set_sleeper(s, NULL);
+    return rc;
 }
 
 int zl_socket_process_commands(zl_socket *s, int wait_ms)
@@ -239,11 +297,9 @@ int zl_socket_process_commands(zl_socket *s, int wait_ms)
         errno = ETERM;
         return -1;
     }
-    if (drain_commands(s, false) > 0 || wait_ms == 0)
+    if (drain_commands(s) > 0 || wait_ms == 0)
         return 0;
-    zl_mailbox_set_sleeper_cpu(&s->mailbox, zl_thread_cpu());
-    int rc = zl_signaler_wait(&s->signaler, wait_ms);
-    zl_mailbox_set_sleeper_cpu(&s->mailbox, -1);
+    int rc = sleep_for_command(s, wait_ms);
     if (zl_ctx_terminating(s->ctx)) {
         errno = ETERM;
         return -1;
@@ -256,7 +312,7 @@ int zl_socket_process_commands(zl_socket *s, int wait_ms)
         errno = -rc;
         return -1;
     }
-    drain_commands(s, true);
+    drain_commands(s);
     return 0;
 }
 
@@ -728,7 +784,19 @@ int zlink_getsockopt(void *handle, int option, void *val, size_t *len)
             errno = EINVAL;
             return -1;
         }
-        zlink_fd_t fd = (zlink_fd_t)zl_signaler_fd(&s->signaler);
+        /* From now on the application may sleep on it at any time. It
+         * starts quiet (a wait on this socket may have left it raised),
+         * and a command that came before, and that the socket has not
+         * taken in, shows at once. Either this sees the flag, or
+         * signal_socket sees the export. */
+        if (!atomic_load_explicit(&s->fd_exported, memory_order_relaxed)) {
+            zl_sleeper_woken(&s->own_sleeper);
+            atomic_store_explicit(&s->fd_exported, true, memory_order_relaxed);
+            atomic_thread_fence(memory_order_seq_cst);
+            if (zl_socket_commands_pending(s))
+                zl_sleeper_signal(&s->own_sleeper);
+        }
+        zlink_fd_t fd = (zlink_fd_t)zl_sleeper_fd(&s->own_sleeper);
         memcpy(val, &fd, sizeof fd);
         *len = sizeof fd;
         return 0;
@@ -1059,7 +1127,7 @@ void zl_socket_destroy(zl_socket *s)
         s->ops->destroy(s);
     zl_monitor_destroy(s);
     zl_mailbox_destroy(&s->mailbox);
-    zl_signaler_close(&s->signaler);
+    zl_sleeper_close(&s->own_sleeper);
     uv_mutex_destroy(&s->monitor_lock);
     zl_poll_links_destroy(&s->pollers);
     for (size_t i = 0; i < s->endpoint_count; i++) {

@@ -15,6 +15,7 @@
 #include "patterns/pattern.h"
 #include "pipe.h"
 #include "poller.h"
+#include "sleeper.h"
 #include "wait.h"
 
 struct zl_ctx;
@@ -43,7 +44,14 @@ typedef struct zl_socket {
     void *pattern;
 
     zl_mailbox mailbox;
-    zl_signaler signaler;
+    /* What a wait on this socket alone sleeps on, and its ZLINK_FD, which
+     * follows every command only once the application took it
+     * (fd_exported; socket.c, signal_socket). */
+    zl_sleeper own_sleeper;
+    atomic_bool fd_exported;
+    /* The sleeper of the thread that sleeps waiting for this socket, or
+     * NULL (zl_socket_set_sleeper). */
+    zl_atomic_ptr sleeper;
     /* Raised with each wakeup of the mailbox: a send or recv that keeps
      * succeeding still takes in new peers and activations, as libzmq's
      * do (it checks every millisecond; a flag costs a load). */
@@ -90,6 +98,18 @@ void zl_socket_handle_command(zl_socket *s, const zl_cmd *cmd);
 /* Send/receive one part with socket semantics (timeouts, ETERM). */
 int zl_socket_send_msg(zl_socket *s, zlink_msg_t *msg, int flags);
 int zl_socket_recv_msg(zl_socket *s, zlink_msg_t *msg, int flags);
+
+/* Sleeping until a command reaches s (sleeper.h). The thread points s at
+ * its sleeper w, then calls zl_socket_sleepers_set (a fence, once for any
+ * number of sockets), then looks at zl_socket_commands_pending: if one may
+ * have come already, it looks at s again instead of sleeping; otherwise
+ * any later command raises w. Awake, it sets the sleeper back to NULL. */
+void zl_socket_set_sleeper(zl_socket *s, zl_sleeper *w);
+void zl_socket_sleepers_set(void);
+bool zl_socket_commands_pending(const zl_socket *s);
+/* Wakes whatever waits for s: its sleeper, ZLINK_FD, its pollers (the
+ * context is shutting down). Any thread. */
+void zl_socket_wake(zl_socket *s);
 
 /* ZLINK_EVENTS after processing commands. */
 int zl_socket_events(zl_socket *s);
