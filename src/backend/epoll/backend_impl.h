@@ -17,7 +17,7 @@ struct zl_op_impl {
     int status;
     union {
         zl_read_req read;
-        zl_write_req write;
+        zl_write_cursor write;
     } req;
 };
 

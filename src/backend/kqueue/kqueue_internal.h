@@ -12,6 +12,7 @@
 #include <sys/event.h>
 
 #include "backend.h"
+#include "completion_queue.h"
 #include "link.h"
 #include "timer_heap.h"
 
@@ -69,8 +70,7 @@ struct zl_loop {
     struct zl_link ready;           /* ios whose pending op can proceed now */
     struct zl_link closing;         /* closed ios waiting for completions */
     struct zl_link deferred_writes; /* handles, via write_link */
-    zl_op *completed_head; /* FIFO of finished ops not yet dispatched */
-    zl_op *completed_tail;
+    struct zl_completion_queue completed; /* not yet dispatched */
     struct zl_timer_heap timers;
     int spins_to_skip;   /* waits that sleep without spinning first */
     atomic_uint spin_ns; /* how long a wait spins first (io_spin.h) */

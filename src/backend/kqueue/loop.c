@@ -108,38 +108,17 @@ static void run_ready(zl_loop *loop)
 
 void zl_kq_complete(struct zl_kq_io *io, zl_op *op, int status, size_t bytes)
 {
-    zl_loop *loop = io->loop;
     op->impl.io = io;
-    op->impl.status = status;
-    op->impl.bytes = bytes;
-    op->impl.next = NULL;
     io->refs++;
-    if (loop->completed_tail)
-        loop->completed_tail->impl.next = op;
-    else
-        loop->completed_head = op;
-    loop->completed_tail = op;
+    zl_completion_queue_push(&io->loop->completed, op, status, bytes);
 }
 
-/* Runs the completions queued before this call; those queued by the
- * callbacks wait for the next pass, so a callback never runs inside
- * another one. */
-static int dispatch_completions(zl_loop *loop)
+static int run_completion(zl_op *op)
 {
-    zl_op *op = loop->completed_head;
-    int ran = 0;
-    loop->completed_head = NULL;
-    loop->completed_tail = NULL;
-    while (op) {
-        /* The callback may resubmit or free the op: read it first. */
-        zl_op *next = op->impl.next;
-        struct zl_kq_io *io = op->impl.io;
-        op->cb(op, op->impl.status, op->impl.bytes);
-        io_unref(io);
-        ran++;
-        op = next;
-    }
-    return ran;
+    struct zl_kq_io *io = op->impl.io;
+    op->cb(op, op->impl.status, op->impl.bytes);
+    io_unref(io);
+    return 1;
 }
 
 /* ---- wake ---- */
@@ -259,6 +238,7 @@ int zl_loop_create(zl_loop **out, zl_wake_cb on_wake, void *wake_arg)
     link_init(&loop->ready);
     link_init(&loop->closing);
     link_init(&loop->deferred_writes);
+    zl_completion_queue_init(&loop->completed);
     zl_timer_heap_init(&loop->timers);
     *out = loop;
     return 0;
@@ -332,7 +312,8 @@ void zl_loop_set_spin_budget(zl_loop *loop, uint32_t budget_ns)
 
 static int wait_timeout(zl_loop *loop, int timeout_ms)
 {
-    if (loop->completed_head || link_linked(&loop->ready))
+    if (!zl_completion_queue_empty(&loop->completed) ||
+        link_linked(&loop->ready))
         return 0;
     int timeout =
         zl_timer_heap_timeout(&loop->timers, zl_loop_now(loop), timeout_ms);
@@ -387,13 +368,13 @@ int zl_loop_run_once(zl_loop *loop, int timeout_ms)
     /* Before a second write in the same pass, collect the events the first
      * one may have raised at a peer on this loop (epoll/loop.c says why). */
     bool wrote = false;
-    for (int round = 0;
-         round <= ZL_KQ_EXTRA_ROUNDS &&
-         (round == 0 || link_linked(&loop->ready) || loop->completed_head ||
-          link_linked(&loop->deferred_writes));
+    for (int round = 0; round <= ZL_KQ_EXTRA_ROUNDS &&
+                        (round == 0 || link_linked(&loop->ready) ||
+                         !zl_completion_queue_empty(&loop->completed) ||
+                         link_linked(&loop->deferred_writes));
          round++) {
         run_ready(loop);
-        ran += dispatch_completions(loop);
+        ran += zl_completion_queue_run(&loop->completed, run_completion);
         if (link_linked(&loop->ready) || !link_linked(&loop->deferred_writes))
             continue;
         if (wrote && wait_events(loop, 0) > 0 && link_linked(&loop->ready))

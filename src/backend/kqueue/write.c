@@ -6,12 +6,13 @@
 #endif
 #include "kqueue_internal.h"
 #include "sendv.h"
+#include "write_cursor.h"
 
 void zl_handle_write(zl_handle *h, zl_op *op, const zl_iovec *iov, int n)
 {
     op->impl.io = &h->io;
     op->impl.bytes = 0;
-    zl_write_req_set(&op->impl.req.write, iov, n);
+    zl_write_cursor_set(&op->impl.req.write, iov, n);
     h->write_op = op;
     if (h->writable)
         zl_kq_write_defer(h);
