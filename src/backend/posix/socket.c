@@ -1,11 +1,11 @@
-/* socket.c — the socket details that differ between the kqueue systems:
+/* socket.c — the socket details that differ between the POSIX systems:
  * non-blocking and close-on-exec at creation where the OS can (SOCK_CLOEXEC,
  * accept4), by fcntl where it cannot (macOS), and no SIGPIPE from a write
  * to a closed peer (SO_NOSIGPIPE where there is no MSG_NOSIGNAL). */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
-#include "kqueue_internal.h"
+#include "readiness.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -38,7 +38,7 @@ static int set_cloexec_nonblock(int fd)
 }
 #endif
 
-int zl_kq_socket(int family)
+int zl_posix_socket(int family)
 {
 #ifdef SOCK_CLOEXEC
     int fd = socket(family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
@@ -58,13 +58,17 @@ int zl_kq_socket(int family)
     return fd;
 }
 
-int zl_kq_accept(int listen_fd)
+int zl_posix_accept(int listen_fd, zl_addr *peer)
 {
     for (;;) {
+        struct sockaddr *sa = peer ? &peer->u.sa : NULL;
+        socklen_t *len = peer ? &peer->len : NULL;
+        if (peer)
+            peer->len = sizeof peer->u;
 #ifdef SOCK_CLOEXEC
-        int fd = accept4(listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        int fd = accept4(listen_fd, sa, len, SOCK_NONBLOCK | SOCK_CLOEXEC);
 #else
-        int fd = accept(listen_fd, NULL, NULL);
+        int fd = accept(listen_fd, sa, len);
 #endif
         if (fd >= 0) {
 #ifndef SOCK_CLOEXEC
@@ -85,7 +89,7 @@ int zl_kq_accept(int listen_fd)
     }
 }
 
-void zl_kq_set_nodelay(int fd, int family)
+void zl_posix_set_nodelay(int fd, int family)
 {
     int on = 1;
     if (family == AF_INET || family == AF_INET6)

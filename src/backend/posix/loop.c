@@ -1,34 +1,35 @@
-/* loop.c — the epoll loop: waiting, the ready list, the deferred completion
- * queue, the coalesced eventfd wake, and the order of a run_once pass. */
+/* loop.c — the loop the readiness backends share: references and closing,
+ * the ready list, the completion queue, the deferred writes, the coalesced
+ * wake, and the order of a run_once pass. Waiting and the events are each
+ * backend's (poller.c). */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
-#include "epoll_internal.h"
 #include "io_spin.h"
+#include "readiness.h"
 
 #include <errno.h>
 #include <stdlib.h>
-#include <sys/eventfd.h>
 #include <time.h>
 #include <unistd.h>
 
-static struct zl_epoll_io *io_of(struct zl_link *node)
+static struct zl_posix_io *io_of(struct zl_link *node)
 {
-    return (struct zl_epoll_io *)((char *)node -
-                                  offsetof(struct zl_epoll_io, link));
+    return (struct zl_posix_io *)((char *)node -
+                                  offsetof(struct zl_posix_io, link));
 }
 
 /* ---- references, closing ---- */
 
-void zl_epoll_io_init(struct zl_epoll_io *io, zl_loop *loop, int fd,
-                      enum zl_epoll_kind kind)
+void zl_posix_io_init(struct zl_posix_io *io, zl_loop *loop, int fd,
+                      enum zl_posix_kind kind)
 {
-    *io = (struct zl_epoll_io){
+    *io = (struct zl_posix_io){
         .loop = loop, .fd = fd, .refs = 1, .kind = (uint8_t)kind};
     link_init(&io->link);
 }
 
-static void io_unref(struct zl_epoll_io *io)
+static void io_unref(struct zl_posix_io *io)
 {
     if (--io->refs > 0)
         return;
@@ -36,11 +37,11 @@ static void io_unref(struct zl_epoll_io *io)
     free(io);
 }
 
-void zl_epoll_io_close(struct zl_epoll_io *io)
+void zl_posix_io_close(struct zl_posix_io *io)
 {
-    zl_epoll_ready_remove(io);
+    zl_posix_ready_remove(io);
     if (io->registered)
-        epoll_ctl(io->loop->epoll_fd, EPOLL_CTL_DEL, io->fd, NULL);
+        zl_poller_unregister(io);
     close(io->fd);
     io->fd = -1;
     io->registered = false;
@@ -51,27 +52,15 @@ void zl_epoll_io_close(struct zl_epoll_io *io)
     io_unref(io);
 }
 
-int zl_epoll_register(struct zl_epoll_io *io)
-{
-    struct epoll_event ev = {.data.ptr = io};
-    ev.events = EPOLLET | EPOLLIN;
-    if (io->kind == ZL_EPOLL_HANDLE)
-        ev.events |= EPOLLOUT | EPOLLRDHUP;
-    if (epoll_ctl(io->loop->epoll_fd, EPOLL_CTL_ADD, io->fd, &ev) != 0)
-        return -errno;
-    io->registered = true;
-    return 0;
-}
-
 /* ---- ready list ---- */
 
-void zl_epoll_ready_push(struct zl_epoll_io *io)
+void zl_posix_ready_push(struct zl_posix_io *io)
 {
     if (!link_linked(&io->link))
         link_append(&io->loop->ready, &io->link);
 }
 
-void zl_epoll_ready_remove(struct zl_epoll_io *io)
+void zl_posix_ready_remove(struct zl_posix_io *io)
 {
     if (!io->closed)
         link_remove(&io->link);
@@ -83,26 +72,20 @@ void zl_epoll_ready_remove(struct zl_epoll_io *io)
 static void run_ready(zl_loop *loop)
 {
     struct zl_link batch;
-    if (!link_linked(&loop->ready))
-        return;
-    batch.next = loop->ready.next;
-    batch.prev = loop->ready.prev;
-    batch.next->prev = &batch;
-    batch.prev->next = &batch;
-    link_init(&loop->ready);
+    link_take_all(&loop->ready, &batch);
     while (link_linked(&batch)) {
-        struct zl_epoll_io *io = io_of(batch.next);
+        struct zl_posix_io *io = io_of(batch.next);
         link_remove(&io->link);
-        if (io->kind == ZL_EPOLL_HANDLE)
-            zl_epoll_read_ready((zl_handle *)io);
+        if (io->kind == ZL_POSIX_HANDLE)
+            zl_poller_read_ready((zl_handle *)io);
         else
-            zl_epoll_listener_ready((zl_listener *)io);
+            zl_poller_listener_ready((zl_listener *)io);
     }
 }
 
 /* ---- completion queue ---- */
 
-void zl_epoll_complete(struct zl_epoll_io *io, zl_op *op, int status,
+void zl_posix_complete(struct zl_posix_io *io, zl_op *op, int status,
                        size_t bytes)
 {
     op->impl.io = io;
@@ -112,7 +95,7 @@ void zl_epoll_complete(struct zl_epoll_io *io, zl_op *op, int status,
 
 static int run_completion(zl_op *op)
 {
-    struct zl_epoll_io *io = op->impl.io;
+    struct zl_posix_io *io = op->impl.io;
     op->cb(op, op->impl.status, op->impl.bytes);
     io_unref(io);
     return 1;
@@ -125,23 +108,14 @@ void zl_loop_wake(zl_loop *loop)
     /* Only the first wake since the loop last ran on_wake costs a syscall. */
     if (atomic_exchange(&loop->wake_pending, true))
         return;
-    uint64_t one = 1;
-    while (write(loop->wake_fd, &one, sizeof one) < 0 && errno == EINTR)
-        ;
-}
-
-static void drain_wake_fd(zl_loop *loop)
-{
-    uint64_t count;
-    while (read(loop->wake_fd, &count, sizeof count) < 0 && errno == EINTR)
-        ;
+    zl_poller_wake(loop);
 }
 
 static int run_wake(zl_loop *loop)
 {
-    /* Cleared before the callback (and after the eventfd was drained), so a
-     * wake that races with on_wake writes the eventfd again. The exchange
-     * also acquires whatever the waking thread published before waking. */
+    /* Cleared before the callback (and after the wake was drained), so a
+     * wake that races with on_wake signals again. The exchange also
+     * acquires whatever the waking thread published before waking. */
     if (!atomic_load_explicit(&loop->wake_pending, memory_order_relaxed) ||
         !atomic_exchange(&loop->wake_pending, false) || !loop->on_wake)
         return 0;
@@ -156,18 +130,10 @@ int zl_loop_create(zl_loop **out, zl_wake_cb on_wake, void *wake_arg)
     zl_loop *loop = calloc(1, sizeof *loop);
     if (!loop)
         return -ENOMEM;
-    loop->epoll_fd = epoll_create1(EPOLL_CLOEXEC);
-    loop->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-    struct epoll_event ev = {.events = EPOLLIN, .data.ptr = NULL};
-    if (loop->epoll_fd < 0 || loop->wake_fd < 0 ||
-        epoll_ctl(loop->epoll_fd, EPOLL_CTL_ADD, loop->wake_fd, &ev) != 0) {
-        int err = -errno;
-        if (loop->epoll_fd >= 0)
-            close(loop->epoll_fd);
-        if (loop->wake_fd >= 0)
-            close(loop->wake_fd);
+    int rc = zl_poller_open(loop);
+    if (rc != 0) {
         free(loop);
-        return err;
+        return rc;
     }
     atomic_init(&loop->wake_pending, false);
     atomic_init(&loop->spin_ns, ZL_IO_SPIN_BEFORE_SLEEP_NS);
@@ -187,13 +153,12 @@ void zl_loop_destroy(zl_loop *loop)
     /* Ops still queued are dropped unseen (their owners may be gone); the
      * closed handles they kept alive are freed here instead. */
     while (link_linked(&loop->closing)) {
-        struct zl_epoll_io *io = io_of(loop->closing.next);
+        struct zl_posix_io *io = io_of(loop->closing.next);
         link_remove(&io->link);
         free(io);
     }
     zl_timer_heap_destroy(&loop->timers);
-    close(loop->wake_fd);
-    close(loop->epoll_fd);
+    zl_poller_close(loop);
     free(loop);
 }
 
@@ -218,7 +183,7 @@ struct zl_timer_heap *zl_backend_timer_heap(zl_loop *loop)
  * rounds per large message: megabytes queued in the kernel and went cold
  * before they were read, and the reads (copies from cold memory) cost four
  * times as much as libzmq's. */
-void zl_epoll_write_defer(zl_handle *h)
+void zl_posix_write_defer(zl_handle *h)
 {
     if (!link_linked(&h->write_link))
         link_append(&h->io.loop->deferred_writes, &h->write_link);
@@ -238,12 +203,14 @@ static bool run_deferred_writes(zl_loop *loop)
         zl_handle *h = handle_of_write_link(loop->deferred_writes.next);
         link_remove(&h->write_link);
         if (h->write_op && h->writable && !h->connecting) {
-            zl_epoll_write_ready(h);
+            zl_poller_write_ready(h);
             wrote = true;
         }
     }
     return wrote;
 }
+
+/* ---- waiting ---- */
 
 void zl_loop_set_spin_budget(zl_loop *loop, uint32_t budget_ns)
 {
@@ -267,48 +234,23 @@ static int wait_timeout(zl_loop *loop, int timeout_ms)
     return timeout;
 }
 
-static void process_events(zl_loop *loop, int count)
-{
-    for (int i = 0; i < count; i++) {
-        struct epoll_event *ev = &loop->events[i];
-        struct zl_epoll_io *io = ev->data.ptr;
-        if (!io)
-            drain_wake_fd(loop);
-        else if (io->kind == ZL_EPOLL_HANDLE)
-            zl_epoll_handle_event((zl_handle *)io, ev->events);
-        else
-            zl_epoll_listener_event((zl_listener *)io, ev->events);
-    }
-}
-
-#define ZL_EPOLL_EXTRA_ROUNDS 8
-
-/* epoll_wait without waiting; true when something was reported. */
-static bool poll_events_now(zl_loop *loop)
-{
-    int count =
-        epoll_wait(loop->epoll_fd, loop->events, ZL_EPOLL_MAX_EVENTS, 0);
-    if (count > 0)
-        process_events(loop, count);
-    return count > 0;
-}
+/* Rounds of ready reads served in one pass before the readiness API is
+ * asked again. */
+#define ZL_POSIX_EXTRA_ROUNDS 8
 
 int zl_loop_run_once(zl_loop *loop, int timeout_ms)
 {
-    int count = epoll_wait(loop->epoll_fd, loop->events, ZL_EPOLL_MAX_EVENTS,
-                           wait_timeout(loop, timeout_ms));
-    if (count > 0)
-        process_events(loop, count);
+    zl_poller_wait(loop, wait_timeout(loop, timeout_ms));
     int ran = 0;
     /* A handle whose read filled its buffer is ready again at once; serve a
-     * few more rounds here rather than paying an epoll_wait(0) for each.
-     * Bounded, so new events and timers still get their turn. Before a
-     * second write in the same pass, collect the events the first one may
-     * have raised at a peer on this loop: its drained handle hears of the
-     * data only from epoll_wait, and writing on without reading queued
-     * megabytes in the kernel (see zl_epoll_write_defer). */
+     * few more rounds here rather than paying a wait(0) for each. Bounded,
+     * so new events and timers still get their turn. Before a second write
+     * in the same pass, collect the events the first one may have raised at
+     * a peer on this loop: its drained handle hears of the data only from
+     * the readiness API, and writing on without reading queued megabytes in
+     * the kernel (see zl_posix_write_defer). */
     bool wrote = false;
-    for (int round = 0; round <= ZL_EPOLL_EXTRA_ROUNDS &&
+    for (int round = 0; round <= ZL_POSIX_EXTRA_ROUNDS &&
                         (round == 0 || link_linked(&loop->ready) ||
                          !zl_completion_queue_empty(&loop->completed) ||
                          link_linked(&loop->deferred_writes));
@@ -317,7 +259,7 @@ int zl_loop_run_once(zl_loop *loop, int timeout_ms)
         ran += zl_completion_queue_run(&loop->completed, run_completion);
         if (link_linked(&loop->ready) || !link_linked(&loop->deferred_writes))
             continue;
-        if (wrote && poll_events_now(loop) && link_linked(&loop->ready))
+        if (wrote && zl_poller_wait(loop, 0) && link_linked(&loop->ready))
             continue; /* reads first, the writes next round */
         wrote |= run_deferred_writes(loop);
     }
