@@ -55,17 +55,25 @@ typedef struct pair {
     zl_handle *server;
 } pair;
 
+/* A TCP listener on 127.0.0.1 and a free port, whose address *addr gets. */
+static zl_listener *listen_loopback(zl_loop *loop, int backlog, zl_addr *addr)
+{
+    zl_listener *listener;
+    memset(addr, 0, sizeof *addr);
+    addr->u.in4.sin_family = AF_INET;
+    addr->u.in4.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    addr->len = sizeof addr->u.in4;
+    ck_assert_int_eq(zl_listener_open(loop, addr, backlog, &listener), 0);
+    ck_assert_int_eq(zl_listener_local_addr(listener, addr), 0);
+    return listener;
+}
+
 static void pair_open(pair *p)
 {
     memset(p, 0, sizeof *p);
     ck_assert_int_eq(zl_loop_create(&p->loop, NULL, NULL), 0);
     zl_addr addr;
-    memset(&addr, 0, sizeof addr);
-    addr.u.in4.sin_family = AF_INET;
-    addr.u.in4.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    addr.len = sizeof addr.u.in4;
-    ck_assert_int_eq(zl_listener_open(p->loop, &addr, 4, &p->listener), 0);
-    ck_assert_int_eq(zl_listener_local_addr(p->listener, &addr), 0);
+    p->listener = listen_loopback(p->loop, 4, &addr);
     result accepted, connected;
     result_init(&accepted);
     result_init(&connected);
@@ -326,13 +334,7 @@ START_TEST(test_listen_backlog_past_200)
     zl_loop *loop;
     ck_assert_int_eq(zl_loop_create(&loop, NULL, NULL), 0);
     zl_addr addr;
-    memset(&addr, 0, sizeof addr);
-    addr.u.in4.sin_family = AF_INET;
-    addr.u.in4.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    addr.len = sizeof addr.u.in4;
-    zl_listener *listener;
-    ck_assert_int_eq(zl_listener_open(loop, &addr, 4096, &listener), 0);
-    ck_assert_int_eq(zl_listener_local_addr(listener, &addr), 0);
+    zl_listener *listener = listen_loopback(loop, 4096, &addr);
     result *connected = calloc(CLIENTS, sizeof *connected);
     zl_handle **clients = calloc(CLIENTS, sizeof *clients);
     ck_assert_ptr_nonnull(connected);
