@@ -41,12 +41,6 @@ static void set_bind_options(SOCKET s, const zl_addr *addr)
     }
 }
 
-int zl_listener_open(zl_loop *loop, const zl_addr *addr, int backlog,
-                     zl_listener **out)
-{
-    return zl_listener_open_ex(loop, addr, backlog, NULL, out);
-}
-
 /* Winsock cuts a TCP backlog to about 200 unless it is asked with
  * SOMAXCONN_HINT(n), which keeps n within 200..65535; only the Microsoft
  * TCP/IP provider knows the hint, so AF_UNIX gets the number as it is. */

@@ -11,12 +11,6 @@
 
 #include "tcp_opts.h"
 
-zl_handle *zl_handle_connect(zl_loop *loop, const zl_addr *addr, zl_op *op,
-                             int *err)
-{
-    return zl_handle_connect_ex(loop, addr, NULL, NULL, op, err);
-}
-
 zl_handle *zl_handle_connect_ex(zl_loop *loop, const zl_addr *addr,
                                 const zl_addr *src, const zl_tcp_opts *opts,
                                 zl_op *op, int *err)

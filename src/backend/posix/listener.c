@@ -45,12 +45,6 @@ static int open_socket(const zl_addr *addr, int backlog,
 
 /* Touches no loop state: this may run on any thread. The listener joins the
  * readiness API at its first accept, on the loop thread. */
-int zl_listener_open(zl_loop *loop, const zl_addr *addr, int backlog,
-                     zl_listener **out)
-{
-    return zl_listener_open_ex(loop, addr, backlog, NULL, out);
-}
-
 int zl_listener_open_ex(zl_loop *loop, const zl_addr *addr, int backlog,
                         const zl_tcp_opts *opts, zl_listener **out)
 {
