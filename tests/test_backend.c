@@ -15,7 +15,9 @@
 
 #include "atomics.h"
 #include "backend.h"
+#include "completion_queue.h"
 #include "testutil.h"
+#include "write_cursor.h"
 
 /* Every wait is bounded twice: in passes and in wall time. */
 enum { PUMP_MAX_PASSES = 200000, PUMP_LIMIT_MS = 20000, PASS_MS = 10 };
@@ -282,6 +284,78 @@ static void start_blocked_write(zl_loop *loop, zl_handle *writer,
         zl_loop_run_once(loop, 5);
     ck_assert_int_eq(w->done, 0);
 }
+
+/* ---- the shared parts every backend builds on ---- */
+
+/* The walk hands out the unwritten bytes in order, skips empty iovecs and
+ * splits a long one at max_len; the advance lands where the walk did. */
+START_TEST(test_write_cursor_walk)
+{
+    char a[] = "ab", b[] = "cdef";
+    const zl_iovec iov[] = {{a, 2}, {NULL, 0}, {b, 4}, {NULL, 0}};
+    zl_write_cursor c;
+    zl_write_cursor_set(&c, iov, 4);
+    zl_write_cursor walk = c;
+    zl_iovec piece;
+    const char *want[] = {"ab", "cde", "f"};
+    for (int i = 0; i < 3; i++) {
+        ck_assert(zl_write_cursor_next(&walk, 3, &piece));
+        ck_assert_uint_eq(piece.len, strlen(want[i]));
+        ck_assert(memcmp(piece.base, want[i], piece.len) == 0);
+    }
+    ck_assert(!zl_write_cursor_next(&walk, 3, &piece));
+    ck_assert(zl_write_cursor_done(&walk));
+    zl_write_cursor_advance(&c, 3); /* "ab" and "c" */
+    ck_assert_int_eq(c.index, 2);
+    ck_assert_uint_eq(c.offset, 1);
+    ck_assert(zl_write_cursor_before(&c, &walk));
+    ck_assert(!zl_write_cursor_done(&c));
+    zl_write_cursor_advance(&c, 3); /* the rest, and the empty tail */
+    ck_assert(zl_write_cursor_done(&c));
+    ck_assert(!zl_write_cursor_before(&c, &walk));
+}
+END_TEST
+
+struct cq_probe {
+    struct zl_completion_queue *q;
+    zl_op *late; /* pushed by the first op's run */
+    int order[4];
+    int count;
+};
+static struct cq_probe cq_probe;
+
+static int cq_run(zl_op *op)
+{
+    cq_probe.order[cq_probe.count++] = op->impl.status;
+    ck_assert_uint_eq(op->impl.bytes, (size_t)op->impl.status * 10);
+    if (cq_probe.late) {
+        zl_completion_queue_push(cq_probe.q, cq_probe.late, 3, 30);
+        cq_probe.late = NULL;
+    }
+    return 1;
+}
+
+/* First in, first out; what a run queues waits for the next run. */
+START_TEST(test_completion_queue_order)
+{
+    struct zl_completion_queue q;
+    zl_op ops[4];
+    memset(ops, 0, sizeof ops);
+    zl_completion_queue_init(&q);
+    ck_assert(zl_completion_queue_empty(&q));
+    cq_probe = (struct cq_probe){.q = &q, .late = &ops[3]};
+    for (int i = 0; i < 3; i++)
+        zl_completion_queue_push(&q, &ops[i], i, (size_t)i * 10);
+    ck_assert_int_eq(zl_completion_queue_run(&q, cq_run), 3);
+    ck_assert_int_eq(cq_probe.count, 3);
+    for (int i = 0; i < 3; i++)
+        ck_assert_int_eq(cq_probe.order[i], i);
+    ck_assert(!zl_completion_queue_empty(&q));
+    ck_assert_int_eq(zl_completion_queue_run(&q, cq_run), 1);
+    ck_assert_int_eq(cq_probe.order[3], 3);
+    ck_assert(zl_completion_queue_empty(&q));
+}
+END_TEST
 
 /* ---- cases ---- */
 
@@ -1381,6 +1455,8 @@ static Suite *backend_suite(void)
     Suite *s = suite_create("backend");
     TCase *tc = tcase_create("contract");
     tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, test_write_cursor_walk);
+    tcase_add_test(tc, test_completion_queue_order);
     tcase_add_test(tc, test_backend_name);
     tcase_add_test(tc, test_thread_cpu);
     tcase_add_test(tc, test_listener_local_addr);

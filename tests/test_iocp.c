@@ -1,7 +1,8 @@
 /* test_iocp.c — IOCP-only behaviour behind the backend contract: the error
  * mapping (995/676 as ZL_ECANCELED), WSASend batches past 1024 WSABUFs, the
- * zero-byte read probe, and both completion modes (skip-on-success and
- * always-through-the-port). Elsewhere it is one passing, skipping case. */
+ * zero-byte read probe, both completion modes (skip-on-success and
+ * always-through-the-port), and a TCP backlog past Winsock's default cap.
+ * Elsewhere it is one passing, skipping case. */
 #include "testutil.h"
 
 #include <stdio.h>
@@ -54,17 +55,25 @@ typedef struct pair {
     zl_handle *server;
 } pair;
 
+/* A TCP listener on 127.0.0.1 and a free port, whose address *addr gets. */
+static zl_listener *listen_loopback(zl_loop *loop, int backlog, zl_addr *addr)
+{
+    zl_listener *listener;
+    memset(addr, 0, sizeof *addr);
+    addr->u.in4.sin_family = AF_INET;
+    addr->u.in4.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    addr->len = sizeof addr->u.in4;
+    ck_assert_int_eq(zl_listener_open(loop, addr, backlog, &listener), 0);
+    ck_assert_int_eq(zl_listener_local_addr(listener, addr), 0);
+    return listener;
+}
+
 static void pair_open(pair *p)
 {
     memset(p, 0, sizeof *p);
     ck_assert_int_eq(zl_loop_create(&p->loop, NULL, NULL), 0);
     zl_addr addr;
-    memset(&addr, 0, sizeof addr);
-    addr.u.in4.sin_family = AF_INET;
-    addr.u.in4.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    addr.len = sizeof addr.u.in4;
-    ck_assert_int_eq(zl_listener_open(p->loop, &addr, 4, &p->listener), 0);
-    ck_assert_int_eq(zl_listener_local_addr(p->listener, &addr), 0);
+    p->listener = listen_loopback(p->loop, 4, &addr);
     result accepted, connected;
     result_init(&accepted);
     result_init(&connected);
@@ -315,6 +324,43 @@ START_TEST(test_peer_reset)
 }
 END_TEST
 
+/* More clients than Winsock's default cap of about 200 connect at once to
+ * a listener that nobody accepts on: SOMAXCONN_HINT lets the backlog hold
+ * them (without it Windows refuses the rest; Wine passes the number to
+ * Linux, which holds them either way). */
+START_TEST(test_listen_backlog_past_200)
+{
+    enum { CLIENTS = 300 };
+    zl_loop *loop;
+    ck_assert_int_eq(zl_loop_create(&loop, NULL, NULL), 0);
+    zl_addr addr;
+    zl_listener *listener = listen_loopback(loop, 4096, &addr);
+    result *connected = calloc(CLIENTS, sizeof *connected);
+    zl_handle **clients = calloc(CLIENTS, sizeof *clients);
+    ck_assert_ptr_nonnull(connected);
+    ck_assert_ptr_nonnull(clients);
+    for (int i = 0; i < CLIENTS; i++) {
+        int err = 0;
+        result_init(&connected[i]);
+        clients[i] = zl_handle_connect(loop, &addr, &connected[i].op, &err);
+        ck_assert_ptr_nonnull(clients[i]);
+    }
+    for (int i = 0; i < CLIENTS; i++) {
+        PUMP_UNTIL(loop, connected[i].done);
+        ck_assert_msg(connected[i].status == 0, "client %d: status %d", i,
+                      connected[i].status);
+    }
+    for (int i = 0; i < CLIENTS; i++)
+        zl_handle_close(clients[i]);
+    zl_listener_close(listener);
+    for (int i = 0; i < 20; i++)
+        zl_loop_run_once(loop, 0);
+    zl_loop_destroy(loop);
+    free(clients);
+    free(connected);
+}
+END_TEST
+
 static Suite *iocp_suite(void)
 {
     Suite *s = suite_create("iocp");
@@ -326,6 +372,7 @@ static Suite *iocp_suite(void)
     tcase_add_test(tc, test_skip_mode);
     tcase_add_test(tc, test_port_only_mode);
     tcase_add_test(tc, test_peer_reset);
+    tcase_add_test(tc, test_listen_backlog_past_200);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -59,23 +59,14 @@ static inline void zl_read_req_set(zl_read_req *req, const zl_iovec *iov, int n)
     }
 }
 
-/* A write as the readiness backends keep it in their op: where it has got
- * to in the owner's iovec array, which is never modified. */
-typedef struct zl_write_req {
+/* Where a write stands in the owner's iovec array, which is never
+ * modified; every backend keeps one in its op (write_cursor.h). */
+typedef struct zl_write_cursor {
     const zl_iovec *iov;
     int count;
     int index;     /* first iovec not fully written */
     size_t offset; /* bytes of iov[index] already written */
-} zl_write_req;
-
-static inline void zl_write_req_set(zl_write_req *req, const zl_iovec *iov,
-                                    int n)
-{
-    req->iov = iov;
-    req->count = n;
-    req->index = 0;
-    req->offset = 0;
-}
+} zl_write_cursor;
 
 typedef void (*zl_op_cb)(zl_op *op, int status, size_t bytes);
 typedef void (*zl_timer_cb)(zl_timer *timer);

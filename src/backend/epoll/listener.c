@@ -1,175 +1,36 @@
-/* listener.c — listening sockets: open from any thread, accept on the loop
- * thread, edge-triggered like handles. */
+/* listener.c — what epoll keeps of a listener (posix/listener.c): its
+ * edges, and an accept that takes the peer's address, whose congestion
+ * control loopback.c may change. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
 #include "epoll_internal.h"
 
-#include <errno.h>
-#include <stdlib.h>
-#include <sys/socket.h>
-#include <unistd.h>
-
-#include "tcp_opts.h"
-
-static int open_socket(const zl_addr *addr, int backlog,
-                       const zl_tcp_opts *opts)
+void zl_poller_listener_init(zl_listener *l, const zl_addr *addr)
 {
-    int family = addr->u.sa.sa_family;
-    int fd = socket(family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-    if (fd < 0)
-        return -errno;
-    int on = 1;
-    int off = 0;
-    if (family == AF_INET || family == AF_INET6)
-        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, sizeof on);
-    if (family == AF_INET6)
-        setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &off, sizeof off);
-    int rc = zl_posix_tcp_prepare(fd, family, opts);
-    if (rc != 0) {
-        close(fd);
-        return rc;
-    }
-    /* Sockets accepted here inherit it, so a pacing default never starts
-     * on them (loopback.c). */
-    zl_epoll_unpace_loopback(fd, &addr->u.sa);
-    /* addr->len is passed as given: an abstract AF_UNIX name (sun_path[0]
-     * == '\0') is defined by its length. */
-    if (bind(fd, &addr->u.sa, addr->len) != 0 ||
-        listen(fd, backlog > 0 ? backlog : SOMAXCONN) != 0) {
-        int err = -errno;
-        close(fd);
-        return err;
-    }
-    return fd;
-}
-
-/* Touches no loop state: this may run on any thread. The listener joins the
- * epoll set at its first accept, on the loop thread. */
-int zl_listener_open(zl_loop *loop, const zl_addr *addr, int backlog,
-                     zl_listener **out)
-{
-    return zl_listener_open_ex(loop, addr, backlog, NULL, out);
-}
-
-int zl_listener_open_ex(zl_loop *loop, const zl_addr *addr, int backlog,
-                        const zl_tcp_opts *opts, zl_listener **out)
-{
-    int fd = open_socket(addr, backlog, opts);
-    if (fd < 0)
-        return fd;
-    zl_listener *l = calloc(1, sizeof *l);
-    if (!l) {
-        close(fd);
-        return -ENOMEM;
-    }
-    zl_epoll_io_init(&l->io, loop, fd, ZL_EPOLL_LISTENER);
-    l->family = addr->u.sa.sa_family;
     l->on_loopback = zl_epoll_is_loopback(&addr->u.sa);
-    *out = l;
-    return 0;
-}
-
-int zl_listener_local_addr(zl_listener *l, zl_addr *out)
-{
-    out->len = sizeof out->u;
-    if (getsockname(l->io.fd, &out->u.sa, &out->len) != 0)
-        return -errno;
-    return 0;
-}
-
-zl_os_socket zl_listener_os_socket(const zl_listener *l)
-{
-    return l->io.fd;
-}
-
-static void finish_accept(zl_listener *l, int status)
-{
-    zl_op *op = l->accept_op;
-    l->accept_op = NULL;
-    zl_epoll_complete(&l->io, op, status, 0);
-}
-
-void zl_listener_accept(zl_listener *l, zl_op *op)
-{
-    op->accepted = NULL;
-    op->impl.io = &l->io;
-    l->accept_op = op;
-    if (!l->io.registered) {
-        /* Connections already queued are reported by the registration's
-         * first edge. */
-        int rc = zl_epoll_register(&l->io);
-        if (rc != 0)
-            finish_accept(l, rc);
-        return;
-    }
-    if (l->io.readable)
-        zl_epoll_ready_push(&l->io);
 }
 
 void zl_epoll_listener_event(zl_listener *l, uint32_t events)
 {
     if (events & (EPOLLIN | EPOLLHUP | EPOLLERR))
-        l->io.readable = true;
-    if (l->accept_op && l->io.readable)
-        zl_epoll_ready_push(&l->io);
+        l->io.readable = 1;
+    zl_posix_listener_resume(l);
 }
 
-static int accept_socket(zl_listener *l)
+int zl_poller_accept(zl_listener *l)
 {
-    for (;;) {
-        zl_addr peer;
-        peer.len = sizeof peer.u;
-        int fd = accept4(l->io.fd, &peer.u.sa, &peer.len,
-                         SOCK_NONBLOCK | SOCK_CLOEXEC);
-        if (fd >= 0) {
-            if (!l->on_loopback)
-                zl_epoll_unpace_loopback(fd, &peer.u.sa);
-            return fd;
-        }
-        /* A connection reset while queued is not the listener's error;
-         * each retry consumes one queued connection, so this ends. */
-        if (errno != EINTR && errno != ECONNABORTED)
-            return -errno;
-    }
+    zl_addr peer;
+    int fd = zl_posix_accept(l->io.fd, &peer);
+    /* Sockets accepted on a loopback listener inherited its setting. */
+    if (fd >= 0 && !l->on_loopback)
+        zl_epoll_unpace_loopback(fd, &peer.u.sa);
+    return fd;
 }
 
-void zl_epoll_listener_ready(zl_listener *l)
+/* The owner decides when to accept again (core backs off on a timer). */
+void zl_poller_accept_failed(zl_listener *l, int err)
 {
-    if (!l->accept_op)
-        return;
-    int fd = accept_socket(l);
-    if (fd == -EAGAIN || fd == -EWOULDBLOCK) {
-        l->io.readable = false;
-        return;
-    }
-    if (fd < 0) {
-        finish_accept(l, fd);
-        return;
-    }
-    zl_handle *h = zl_epoll_handle_new(l->io.loop, fd);
-    if (!h) {
-        close(fd);
-        finish_accept(l, -ENOMEM);
-        return;
-    }
-    zl_epoll_set_nodelay(fd, l->family);
-    int rc = zl_epoll_register(&h->io);
-    if (rc != 0) {
-        close(fd);
-        free(h);
-        finish_accept(l, rc);
-        return;
-    }
-    /* More connections may be queued: the listener stays readable. */
-    l->accept_op->accepted = h;
-    finish_accept(l, 0);
-}
-
-void zl_listener_close(zl_listener *l)
-{
-    zl_epoll_ready_remove(&l->io);
-    if (l->accept_op)
-        finish_accept(l, ZL_ECANCELED);
-    zl_epoll_io_close(&l->io);
+    (void)l;
+    (void)err;
 }

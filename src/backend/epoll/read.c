@@ -38,17 +38,17 @@ void zl_handle_readv(zl_handle *h, zl_op *op, const zl_iovec *iov, int n)
     zl_read_req_set(&op->impl.req.read, iov, n);
     h->read_op = op;
     if (h->io.readable)
-        zl_epoll_ready_push(&h->io);
+        zl_posix_ready_push(&h->io);
 }
 
 static void finish_read(zl_handle *h, int status, size_t bytes)
 {
     zl_op *op = h->read_op;
     h->read_op = NULL;
-    zl_epoll_complete(&h->io, op, status, bytes);
+    zl_posix_complete(&h->io, op, status, bytes);
 }
 
-void zl_epoll_read_ready(zl_handle *h)
+void zl_poller_read_ready(zl_handle *h)
 {
     zl_op *op = h->read_op;
     if (!op)
@@ -63,14 +63,14 @@ void zl_epoll_read_ready(zl_handle *h)
     ssize_t n = recvmsg(h->io.fd, &msg, 0);
     if (n > 0) {
         if ((size_t)n < len && !h->input_ended)
-            h->io.readable = false;
+            h->io.readable = 0;
         finish_read(h, 0, (size_t)n);
     } else if (n == 0) {
         finish_read(h, ZL_EOF, 0);
     } else if (errno == EINTR) {
-        zl_epoll_ready_push(&h->io);
+        zl_posix_ready_push(&h->io);
     } else if (errno == EAGAIN || errno == EWOULDBLOCK) {
-        h->io.readable = false;
+        h->io.readable = 0;
     } else {
         finish_read(h, -errno, 0);
     }

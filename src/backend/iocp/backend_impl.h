@@ -24,11 +24,8 @@ struct zl_op_impl {
     union {
         zl_read_req read;
         struct {
-            const zl_iovec *iov; /* the owner's array, never modified */
-            int count;
-            int index;     /* first iovec not fully written */
-            size_t offset; /* bytes of iov[index] already written */
-            size_t done;   /* bytes written by earlier WSASend calls */
+            zl_write_cursor cursor;
+            size_t done; /* bytes written by earlier WSASend calls */
         } write;
         struct {
             SOCKET socket; /* pre-created socket AcceptEx fills */

@@ -12,6 +12,7 @@
  * mswsock.h. */
 #include "atomics.h"
 #include "backend.h"
+#include "completion_queue.h"
 #include "timer_heap.h"
 
 #include <mswsock.h>
@@ -32,8 +33,9 @@ struct zl_loop {
     zl_wake_cb on_wake;
     void *wake_arg;
     atomic_int wake_posted; /* a wake packet is in the port, not yet seen */
-    zl_op *deferred_head;   /* steps finished inside their submitting call */
-    zl_op *deferred_tail;
+    /* Steps finished inside their submitting call; each op's step runs from
+     * the queue. */
+    struct zl_completion_queue deferred;
     struct zl_timer_heap timers;
     int closing;     /* closed handles/listeners waiting for their ops */
     bool destroying; /* zl_loop_destroy collects those ops: no callbacks */

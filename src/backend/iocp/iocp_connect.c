@@ -104,12 +104,6 @@ static void start_connect(zl_handle *h, zl_op *op, const zl_addr *addr,
     zl_iocp_after_submit(h->loop, op, ok, wsa_err, 0, h->skip_port_on_success);
 }
 
-zl_handle *zl_handle_connect(zl_loop *loop, const zl_addr *addr, zl_op *op,
-                             int *err)
-{
-    return zl_handle_connect_ex(loop, addr, NULL, NULL, op, err);
-}
-
 zl_handle *zl_handle_connect_ex(zl_loop *loop, const zl_addr *addr,
                                 const zl_addr *src, const zl_tcp_opts *opts,
                                 zl_op *op, int *err)

@@ -41,10 +41,17 @@ static void set_bind_options(SOCKET s, const zl_addr *addr)
     }
 }
 
-int zl_listener_open(zl_loop *loop, const zl_addr *addr, int backlog,
-                     zl_listener **out)
+/* Winsock cuts a TCP backlog to about 200 unless it is asked with
+ * SOMAXCONN_HINT(n), which keeps n within 200..65535; only the Microsoft
+ * TCP/IP provider knows the hint, so AF_UNIX gets the number as it is. */
+#ifndef SOMAXCONN_HINT
+#define SOMAXCONN_HINT(b) (-(b))
+#endif
+static int listen_backlog(int family, int backlog)
 {
-    return zl_listener_open_ex(loop, addr, backlog, NULL, out);
+    if (family != AF_INET && family != AF_INET6)
+        return backlog > 0 ? backlog : SOMAXCONN;
+    return SOMAXCONN_HINT(backlog > 0 && backlog < 65535 ? backlog : 65535);
 }
 
 int zl_listener_open_ex(zl_loop *loop, const zl_addr *addr, int backlog,
@@ -65,7 +72,7 @@ int zl_listener_open_ex(zl_loop *loop, const zl_addr *addr, int backlog,
     if (err != 0)
         goto fail;
     if (bind(s, &addr->u.sa, addr->len) != 0 ||
-        listen(s, backlog > 0 ? backlog : SOMAXCONN) != 0) {
+        listen(s, listen_backlog(family, backlog)) != 0) {
         err = wsa_errno();
         goto fail;
     }

@@ -21,6 +21,7 @@ int zl_loop_create(zl_loop **out, zl_wake_cb on_wake, void *wake_arg)
     loop->on_wake = on_wake;
     loop->wake_arg = wake_arg;
     atomic_init(&loop->wake_posted, 0);
+    zl_completion_queue_init(&loop->deferred);
     zl_timer_heap_init(&loop->timers);
     *out = loop;
     return 0;
@@ -70,14 +71,7 @@ zl_op *zl_iocp_op_of(OVERLAPPED *overlapped)
 
 void zl_iocp_defer(zl_loop *loop, zl_op *op, int status, size_t bytes)
 {
-    op->impl.status = status;
-    op->impl.bytes = bytes;
-    op->impl.next = NULL;
-    if (loop->deferred_tail != NULL)
-        loop->deferred_tail->impl.next = op;
-    else
-        loop->deferred_head = op;
-    loop->deferred_tail = op;
+    zl_completion_queue_push(&loop->deferred, op, status, bytes);
 }
 
 void zl_iocp_after_submit(zl_loop *loop, zl_op *op, bool ok, int err,
@@ -96,25 +90,22 @@ void zl_iocp_after_submit(zl_loop *loop, zl_op *op, bool ok, int err,
     zl_iocp_defer(loop, op, zl_iocp_errno_from_wsa(err), 0);
 }
 
+static int run_step(zl_op *op)
+{
+    return op->impl.step(op, op->impl.status, op->impl.bytes);
+}
+
 /* Runs the steps deferred before this call; steps deferred while it runs
  * (a probe's follow-up read, a write's next batch) wait for the next pass,
  * so one busy handle cannot hold the loop. */
 static int run_deferred(zl_loop *loop)
 {
-    zl_op *op = loop->deferred_head;
-    loop->deferred_head = loop->deferred_tail = NULL;
-    int ran = 0;
-    while (op != NULL) {
-        zl_op *next = op->impl.next;
-        ran += op->impl.step(op, op->impl.status, op->impl.bytes);
-        op = next;
-    }
-    return ran;
+    return zl_completion_queue_run(&loop->deferred, run_step);
 }
 
 static DWORD wait_ms(zl_loop *loop, int timeout_ms)
 {
-    if (loop->deferred_head != NULL)
+    if (!zl_completion_queue_empty(&loop->deferred))
         return 0;
     int wait =
         zl_timer_heap_timeout(&loop->timers, zl_loop_now(loop), timeout_ms);
@@ -189,7 +180,8 @@ void zl_loop_destroy(zl_loop *loop)
     loop->destroying = true;
     bool woken = false;
     for (int i = 0; i < 100 && loop->closing > 0; i++)
-        drain_port(loop, loop->deferred_head != NULL ? 0 : 10, &woken);
+        drain_port(loop, !zl_completion_queue_empty(&loop->deferred) ? 0 : 10,
+                   &woken);
     CloseHandle(loop->port);
     zl_timer_heap_destroy(&loop->timers);
     free(loop);

@@ -6,6 +6,7 @@
  * the bytes the socket took once its buffer is full, so any completion may
  * be short: the write always continues from where the kernel stopped. */
 #include "iocp.h"
+#include "write_cursor.h"
 
 #include <limits.h>
 #include <string.h>
@@ -17,47 +18,16 @@
 /* Fills the loop's scratch WSABUFs from where the write stands. */
 static DWORD fill_batch(zl_loop *loop, const zl_op *op)
 {
-    const zl_iovec *iov = op->impl.req.write.iov;
-    int index = op->impl.req.write.index;
-    size_t offset = op->impl.req.write.offset;
+    zl_write_cursor walk = op->impl.req.write.cursor;
+    zl_iovec piece;
     DWORD used = 0;
-    while (index < op->impl.req.write.count && used < ZL_IOCP_MAX_WSABUF) {
-        size_t left = iov[index].len - offset;
-        if (left == 0) {
-            index++;
-            offset = 0;
-            continue;
-        }
-        size_t chunk =
-            left > ZL_IOCP_MAX_WSABUF_LEN ? ZL_IOCP_MAX_WSABUF_LEN : left;
-        loop->send_bufs[used].buf = (char *)iov[index].base + offset;
-        loop->send_bufs[used].len = (ULONG)chunk;
+    while (used < ZL_IOCP_MAX_WSABUF &&
+           zl_write_cursor_next(&walk, ZL_IOCP_MAX_WSABUF_LEN, &piece)) {
+        loop->send_bufs[used].buf = piece.base;
+        loop->send_bufs[used].len = (ULONG)piece.len;
         used++;
-        offset += chunk;
-        if (offset == iov[index].len) {
-            index++;
-            offset = 0;
-        }
     }
     return used;
-}
-
-/* Moves the write position forward by bytes the kernel reported sent. */
-static void advance(zl_op *op, size_t bytes)
-{
-    const zl_iovec *iov = op->impl.req.write.iov;
-    op->impl.req.write.done += bytes;
-    while (op->impl.req.write.index < op->impl.req.write.count) {
-        size_t left =
-            iov[op->impl.req.write.index].len - op->impl.req.write.offset;
-        if (bytes < left) {
-            op->impl.req.write.offset += bytes;
-            return;
-        }
-        bytes -= left;
-        op->impl.req.write.index++;
-        op->impl.req.write.offset = 0;
-    }
 }
 
 static void post_send(zl_handle *h, zl_op *op, DWORD count)
@@ -75,7 +45,8 @@ static int write_step(zl_op *op, int status, size_t bytes)
     zl_handle *h = op->impl.owner;
     if (op->impl.cancelled || status != 0)
         return zl_iocp_handle_complete(h, op, status, op->impl.req.write.done);
-    advance(op, bytes);
+    op->impl.req.write.done += bytes;
+    zl_write_cursor_advance(&op->impl.req.write.cursor, bytes);
     DWORD count = fill_batch(h->loop, op);
     if (count == 0)
         return zl_iocp_handle_complete(h, op, 0, op->impl.req.write.done);
@@ -88,10 +59,7 @@ void zl_handle_write(zl_handle *h, zl_op *op, const zl_iovec *iov, int n)
     op->impl.step = write_step;
     op->impl.owner = h;
     op->impl.cancelled = 0;
-    op->impl.req.write.iov = iov;
-    op->impl.req.write.count = n;
-    op->impl.req.write.index = 0;
-    op->impl.req.write.offset = 0;
+    zl_write_cursor_set(&op->impl.req.write.cursor, iov, n);
     op->impl.req.write.done = 0;
     h->write_op = op;
     h->pending++;

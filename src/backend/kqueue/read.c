@@ -41,17 +41,17 @@ void zl_handle_readv(zl_handle *h, zl_op *op, const zl_iovec *iov, int n)
     zl_read_req_set(&op->impl.req.read, iov, n);
     h->read_op = op;
     if (can_read(h))
-        zl_kq_ready_push(&h->io);
+        zl_posix_ready_push(&h->io);
 }
 
 static void finish_read(zl_handle *h, int status, size_t bytes)
 {
     zl_op *op = h->read_op;
     h->read_op = NULL;
-    zl_kq_complete(&h->io, op, status, bytes);
+    zl_posix_complete(&h->io, op, status, bytes);
 }
 
-void zl_kq_read_ready(zl_handle *h)
+void zl_poller_read_ready(zl_handle *h)
 {
     zl_op *op = h->read_op;
     if (!op || !can_read(h))
@@ -71,7 +71,7 @@ void zl_kq_read_ready(zl_handle *h)
         h->io.readable = 0;
         finish_read(h, h->eof_error ? -h->eof_error : ZL_EOF, 0);
     } else if (errno == EINTR) {
-        zl_kq_ready_push(&h->io);
+        zl_posix_ready_push(&h->io);
     } else if (errno == EAGAIN || errno == EWOULDBLOCK) {
         /* The count was stale; wait for the next event. */
         h->io.readable = 0;

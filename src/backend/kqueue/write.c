@@ -1,21 +1,12 @@
-/* write.c — the write path of a handle: sendmsg once the loop has served
- * the reads that are ready (loop.c); only when the socket takes less than
- * everything does EVFILT_WRITE come in, once, for the remainder. */
+/* write.c — the rest of a handle's write on kqueue: sendmsg once the loop
+ * has served the reads that are ready (posix/loop.c); only when the socket
+ * takes less than everything does EVFILT_WRITE come in, once, for the
+ * remainder. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
 #include "kqueue_internal.h"
 #include "sendv.h"
-
-void zl_handle_write(zl_handle *h, zl_op *op, const zl_iovec *iov, int n)
-{
-    op->impl.io = &h->io;
-    op->impl.bytes = 0;
-    zl_write_req_set(&op->impl.req.write, iov, n);
-    h->write_op = op;
-    if (h->writable)
-        zl_kq_write_defer(h);
-}
 
 int zl_kq_arm_write(zl_handle *h)
 {
@@ -29,7 +20,7 @@ int zl_kq_arm_write(zl_handle *h)
     return rc;
 }
 
-void zl_kq_write_ready(zl_handle *h)
+void zl_poller_write_ready(zl_handle *h)
 {
     zl_op *op = h->write_op;
     int rc = zl_posix_sendv(h->io.fd, &op->impl.req.write, &op->impl.bytes);
@@ -40,5 +31,5 @@ void zl_kq_write_ready(zl_handle *h)
             return;
     }
     h->write_op = NULL;
-    zl_kq_complete(&h->io, op, rc < 0 ? rc : 0, op->impl.bytes);
+    zl_posix_complete(&h->io, op, rc < 0 ? rc : 0, op->impl.bytes);
 }

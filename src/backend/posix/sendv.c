@@ -1,12 +1,14 @@
-/* sendv.c — sendmsg over the rest of a write request, in slices of IOV_MAX
+/* sendv.c — sendmsg over the rest of a write cursor, in slices of IOV_MAX
  * iovecs. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
 #include "sendv.h"
+#include "write_cursor.h"
 
 #include <errno.h>
 #include <limits.h>
+#include <stdint.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
 
@@ -29,36 +31,23 @@ enum {
     ZL_IOV_RESUME = 64
 };
 
-static void advance(zl_write_req *c, size_t sent)
+int zl_posix_sendv(int fd, zl_write_cursor *c, size_t *bytes)
 {
-    while (c->index < c->count) {
-        size_t left = c->iov[c->index].len - c->offset;
-        if (sent < left) {
-            c->offset += sent;
-            return;
-        }
-        sent -= left;
-        c->index++;
-        c->offset = 0;
-    }
-}
-
-int zl_posix_sendv(int fd, zl_write_req *c, size_t *bytes)
-{
-    while (c->index < c->count) {
-        const zl_iovec *iov = c->iov + c->index;
-        int left = c->count - c->index;
+    while (!zl_write_cursor_done(c)) {
         struct iovec resume[ZL_IOV_RESUME];
         struct msghdr msg = {0};
+        zl_write_cursor end = *c; /* where this call's buffers end */
         if (c->offset == 0) {
-            msg.msg_iov = (struct iovec *)iov;
+            int left = c->count - c->index;
+            msg.msg_iov = (struct iovec *)(c->iov + c->index);
             msg.msg_iovlen = left < ZL_IOV_SLICE ? left : ZL_IOV_SLICE;
+            end.index += (int)msg.msg_iovlen;
         } else {
-            int n = left < ZL_IOV_RESUME ? left : ZL_IOV_RESUME;
-            for (int i = 0; i < n; i++)
-                resume[i] = (struct iovec){iov[i].base, iov[i].len};
-            resume[0].iov_base = (char *)resume[0].iov_base + c->offset;
-            resume[0].iov_len -= c->offset;
+            int n = 0;
+            zl_iovec piece;
+            while (n < ZL_IOV_RESUME &&
+                   zl_write_cursor_next(&end, SIZE_MAX, &piece))
+                resume[n++] = (struct iovec){piece.base, piece.len};
             msg.msg_iov = resume;
             msg.msg_iovlen = n;
         }
@@ -70,10 +59,9 @@ int zl_posix_sendv(int fd, zl_write_req *c, size_t *bytes)
                 return -errno;
             return 0;
         }
-        int slice_end = c->index + (int)msg.msg_iovlen;
         *bytes += (size_t)sent;
-        advance(c, (size_t)sent);
-        if (c->index < slice_end)
+        zl_write_cursor_advance(c, (size_t)sent);
+        if (zl_write_cursor_before(c, &end))
             return 0;
     }
     return 1;

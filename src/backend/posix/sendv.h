@@ -12,6 +12,6 @@
  * which means the send buffer is full: the caller waits for writability
  * instead of spending an EAGAIN); -errno on failure. Never raises SIGPIPE:
  * MSG_NOSIGNAL where it exists, else the socket carries SO_NOSIGPIPE. */
-int zl_posix_sendv(int fd, zl_write_req *c, size_t *bytes);
+int zl_posix_sendv(int fd, zl_write_cursor *c, size_t *bytes);
 
 #endif

@@ -1,30 +1,25 @@
-/* connect.c — outgoing connections: a non-blocking connect whose completion
- * comes with the first EPOLLOUT. */
+/* connect.c — outgoing connections on a readiness loop: a non-blocking
+ * connect whose end the first writability reports. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
-#include "epoll_internal.h"
+#include "readiness.h"
 
 #include <errno.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include "tcp_opts.h"
-
-zl_handle *zl_handle_connect(zl_loop *loop, const zl_addr *addr, zl_op *op,
-                             int *err)
-{
-    return zl_handle_connect_ex(loop, addr, NULL, NULL, op, err);
-}
 
 zl_handle *zl_handle_connect_ex(zl_loop *loop, const zl_addr *addr,
                                 const zl_addr *src, const zl_tcp_opts *opts,
                                 zl_op *op, int *err)
 {
     int family = addr->u.sa.sa_family;
-    int fd = socket(family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    int fd = zl_posix_socket(family);
     if (fd < 0) {
         if (err)
-            *err = -errno;
+            *err = fd;
         return NULL;
     }
     int rc = zl_posix_tcp_prepare(fd, family, opts);
@@ -36,7 +31,7 @@ zl_handle *zl_handle_connect_ex(zl_loop *loop, const zl_addr *addr,
             *err = rc;
         return NULL;
     }
-    zl_handle *h = zl_epoll_handle_new(loop, fd);
+    zl_handle *h = zl_posix_handle_new(loop, fd);
     if (!h) {
         close(fd);
         if (err)
@@ -45,8 +40,8 @@ zl_handle *zl_handle_connect_ex(zl_loop *loop, const zl_addr *addr,
     }
     if (err)
         *err = 0;
-    zl_epoll_set_nodelay(fd, family);
-    zl_epoll_unpace_loopback(fd, &addr->u.sa);
+    zl_posix_set_nodelay(fd, family);
+    zl_poller_prepare_socket(fd, addr);
     op->impl.io = &h->io;
     op->impl.bytes = 0;
 
@@ -55,9 +50,7 @@ zl_handle *zl_handle_connect_ex(zl_loop *loop, const zl_addr *addr,
         status = -errno;
     /* An interrupted non-blocking connect goes on in the background. */
     if (status == -EINPROGRESS || status == -EINTR) {
-        /* Registered only now: an unconnected socket would report a
-         * spurious EPOLLHUP. */
-        status = zl_epoll_register(&h->io);
+        status = zl_poller_register_connecting(h);
         if (status == 0) {
             h->connecting = true;
             h->writable = false;
@@ -65,22 +58,24 @@ zl_handle *zl_handle_connect_ex(zl_loop *loop, const zl_addr *addr,
             return h;
         }
     } else if (status == 0) {
-        status = zl_epoll_register(&h->io);
+        status = zl_poller_register(&h->io);
     }
     /* Connected at once (AF_UNIX usually) or failed: either way the owner
      * hears of it from run_once, not from this call. */
-    zl_epoll_complete(&h->io, op, status, 0);
+    zl_posix_complete(&h->io, op, status, 0);
     return h;
 }
 
-void zl_epoll_connect_ready(zl_handle *h)
+void zl_posix_connect_done(zl_handle *h, int error_hint)
 {
     zl_op *op = h->write_op;
     int error = 0;
     socklen_t len = sizeof error;
     if (getsockopt(h->io.fd, SOL_SOCKET, SO_ERROR, &error, &len) != 0)
         error = errno;
+    if (error == 0)
+        error = error_hint;
     h->write_op = NULL;
     h->connecting = false;
-    zl_epoll_complete(&h->io, op, -error, 0);
+    zl_posix_complete(&h->io, op, -error, 0);
 }

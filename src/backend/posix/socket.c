@@ -1,11 +1,11 @@
-/* socket.c — the socket details that differ between the kqueue systems:
+/* socket.c — the socket details that differ between the POSIX systems:
  * non-blocking and close-on-exec at creation where the OS can (SOCK_CLOEXEC,
  * accept4), by fcntl where it cannot (macOS), and no SIGPIPE from a write
  * to a closed peer (SO_NOSIGPIPE where there is no MSG_NOSIGNAL). */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
-#include "kqueue_internal.h"
+#include "readiness.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -25,59 +25,50 @@ static void no_sigpipe(int fd)
 #endif
 }
 
-#ifndef SOCK_CLOEXEC
-/* Between socket() and this call another thread's fork+exec may inherit
- * the descriptor; the OS gives no way to close that window. */
-static int set_cloexec_nonblock(int fd)
+/* What socket() or accept() could not give a new socket itself: the fd,
+ * or -errno with the fd closed. */
+static int finish_socket(int fd)
 {
+#ifndef SOCK_CLOEXEC
+    /* Between socket() and this call another thread's fork+exec may inherit
+     * the descriptor; the OS gives no way to close that window. An accepted
+     * socket does not inherit O_NONBLOCK everywhere either. */
     int flags = fcntl(fd, F_GETFL);
     if (fcntl(fd, F_SETFD, FD_CLOEXEC) != 0 || flags < 0 ||
-        fcntl(fd, F_SETFL, flags | O_NONBLOCK) != 0)
-        return -errno;
-    return 0;
-}
-#endif
-
-int zl_kq_socket(int family)
-{
-#ifdef SOCK_CLOEXEC
-    int fd = socket(family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-    if (fd < 0)
-        return -errno;
-#else
-    int fd = socket(family, SOCK_STREAM, 0);
-    if (fd < 0)
-        return -errno;
-    int rc = set_cloexec_nonblock(fd);
-    if (rc != 0) {
+        fcntl(fd, F_SETFL, flags | O_NONBLOCK) != 0) {
+        int err = -errno;
         close(fd);
-        return rc;
+        return err;
     }
 #endif
     no_sigpipe(fd);
     return fd;
 }
 
-int zl_kq_accept(int listen_fd)
+int zl_posix_socket(int family)
+{
+#ifdef SOCK_CLOEXEC
+    int fd = socket(family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+#else
+    int fd = socket(family, SOCK_STREAM, 0);
+#endif
+    return fd < 0 ? -errno : finish_socket(fd);
+}
+
+int zl_posix_accept(int listen_fd, zl_addr *peer)
 {
     for (;;) {
+        struct sockaddr *sa = peer ? &peer->u.sa : NULL;
+        socklen_t *len = peer ? &peer->len : NULL;
+        if (peer)
+            peer->len = sizeof peer->u;
 #ifdef SOCK_CLOEXEC
-        int fd = accept4(listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        int fd = accept4(listen_fd, sa, len, SOCK_NONBLOCK | SOCK_CLOEXEC);
 #else
-        int fd = accept(listen_fd, NULL, NULL);
+        int fd = accept(listen_fd, sa, len);
 #endif
-        if (fd >= 0) {
-#ifndef SOCK_CLOEXEC
-            /* An accepted socket does not inherit O_NONBLOCK everywhere. */
-            int rc = set_cloexec_nonblock(fd);
-            if (rc != 0) {
-                close(fd);
-                return rc;
-            }
-#endif
-            no_sigpipe(fd);
-            return fd;
-        }
+        if (fd >= 0)
+            return finish_socket(fd);
         /* A connection reset while queued is not the listener's error;
          * each retry consumes one queued connection, so this ends. */
         if (errno != EINTR && errno != ECONNABORTED)
@@ -85,7 +76,7 @@ int zl_kq_accept(int listen_fd)
     }
 }
 
-void zl_kq_set_nodelay(int fd, int family)
+void zl_posix_set_nodelay(int fd, int family)
 {
     int on = 1;
     if (family == AF_INET || family == AF_INET6)
