@@ -12,14 +12,12 @@
  * Classes of 64 KiB and up that have grown past HUGE_AFTER carry bulk
  * traffic: their further slabs are 2 MiB ones the OS may back with huge
  * pages (zl_os_slab_alloc). A 256 KiB body then spans one TLB entry instead
- * of 64, which made the application's fill of the body about 6x cheaper in
- * a profile of 256 KiB PAIR (bench memset: 47% of samples -> 8%), and the
- * kernel's copies of it cheaper too. Smaller classes keep malloc'd slabs: a
- * fresh huge page is zeroed whole before it is written, which doubled the
- * memory traffic of a queue that only grows (PUBSUB at 1-8 KiB lost half
- * its throughput), and a quiet program keeps its small footprint. Under
- * AddressSanitizer the pool steps aside, so that use-after-free in message
- * handling stays detectable. */
+ * of 64, which makes the application's fill of the body and the kernel's
+ * copies of it much cheaper (bench/NOTES.md, "Comment figures"). Smaller
+ * classes keep malloc'd slabs: a fresh huge page is zeroed whole before it is
+ * written, which doubled the memory traffic of a queue that only grows, and a
+ * quiet program keeps its small footprint. Under AddressSanitizer the pool
+ * steps aside, so that use-after-free in message handling stays detectable. */
 #include "msg_pool.h"
 
 #include <stdbool.h>
@@ -79,18 +77,16 @@
  * is and, on the global stack, which chain comes next: moving a chain then
  * touches its first block only. Walking a batch under the lock, a cache
  * miss per block (another thread freed it), held the lock long enough for
- * the other threads to queue on it: futex calls were 6% of a ROUTER tcp
- * 256 B run.
+ * the other threads to queue on it (futex calls showed in profiles).
  *
  * Each block links not only to the next one but to the PREFETCH_AHEAD
  * after it. Blocks usually come from another thread, so every link read is
  * a miss between cores, and a chain of single links allows one at a time:
  * asking for the next block's line at each allocation came one allocation
- * too late, and the read of the link was 77% of zl_pool_alloc in a profile
- * of PAIR inproc 256 B. With the later links the line is asked for four
- * allocations early. The thread that frees a block has the head's line
- * already, so the links cost it a few stores. All fit in the first line;
- * the smallest block is 128 bytes. */
+ * too late, and the read of the link dominated zl_pool_alloc. With the later
+ * links the line is asked for four allocations early. The thread that frees a
+ * block has the head's line already, so the links cost it a few stores. All fit
+ * in the first line; the smallest block is 128 bytes. */
 typedef struct free_block {
     /* later[0] is the next block of the chain, later[k] the k-th after it;
      * NULL past the chain's end. */

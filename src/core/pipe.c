@@ -26,10 +26,8 @@
 #define FIRST_CHUNK_MSGS 2
 /* The writer asks for the slot this far ahead as it fills one. Slots are
  * reused from the reader's old chunks, so a slot's lines are in the other
- * thread's cache, and the copy into a slot was where the sender stalled:
- * 23% of the sending thread in PAIR inproc 256 B, 78% of
- * zl_dist_send_to_matching in PUBSUB tcp 1 KiB (perf annotate). 4 slots
- * ahead gained most (bench/NOTES.md, "Pipe prefetch"). */
+ * thread's cache, and the copy into a slot was where the sender stalled (perf
+ * annotate). 4 slots ahead gained most (bench/NOTES.md, "Pipe prefetch"). */
 #define PREFETCH_SLOTS_AHEAD 4
 /* How far ahead of the slot it takes the reader looks (prefetch_ahead). */
 #define READ_AHEAD_SLOTS 4
@@ -546,8 +544,8 @@ static inline bool write_part(zl_pipe *p, zlink_msg_t *msg)
         q->start_pos = q->write_pos;
     }
     zlink_msg_t *slot = &q->write_chunk->msgs[q->write_pos];
-    /* A short copy leaves the slot's second line alone: PAIR inproc 256 B
-     * ran 11% faster. */
+    /* A short copy leaves the slot's second line alone, which the reader
+     * may still hold (bench/NOTES.md, "Comment figures"). */
     zl_msg_copy_used(slot, msg);
     zl_msg_init_empty(msg);
     if (++q->write_pos == q->write_chunk->cap) {
@@ -688,10 +686,9 @@ void zl_pipe_keep_reader_awake(bool awake)
  * takes that count's line from the writer, whose next publish (an
  * exchange, which also waits for the slot's lines) then waits to take it
  * back. A reader as fast as its writer came to the end of what it had
- * found every few messages and looked again at once: a receive path 140
- * instructions a message shorter ran ROUTER_ROUTER inproc 64 B 15% slower,
- * and took 8 new parts a look instead of 20-80. Waiting a moment
- * without looking lets the writer publish a batch, which the reader then
+ * found every few messages and looked again at once: a shorter receive
+ * path ran slower, taking a few new parts a look instead of dozens. Waiting a
+ * moment without looking lets the writer publish a batch, which the reader then
  * takes with one look, from lines the writer is done with.
  *
  * The price: a message that ends a pause in a stream waits a little

@@ -272,7 +272,7 @@ void zl_session_engine_drained(zl_session *s)
 /* ipc's send buffer while SNDBUF is left at its default (-1). AF_UNIX's
  * own default (208 KiB on Linux) holds less than one 256 KiB message, so
  * such a message took two writes with a wait for the reader in between;
- * with 512 KiB, ipc ran 1.1-1.2x faster at 64-256 KiB (bench/zlink_bench).
+ * 512 KiB holds it (bench/NOTES.md, "Comment figures").
  * The kernel charges the buffer only while bytes are queued. tcp keeps the
  * OS default: its buffers grow on their own, and a fixed size would stop
  * that. */

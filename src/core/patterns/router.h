@@ -40,7 +40,7 @@ typedef struct router_state {
     zl_pipe *current_out;
     /* The peer the last id frame found. Replies and streams go to one
      * peer many times in a row, and comparing its id costs less than
-     * hashing the frame (siphash was 7% of a ROUTER-to-ROUTER message).
+     * hashing the frame (bench/NOTES.md, "Comment figures").
      * Cleared when that pipe leaves the table. */
     zl_pipe *last_found;
 
