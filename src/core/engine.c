@@ -1,5 +1,5 @@
 /* engine.c — the state machine of one ZMTP connection. Every event enters
- * zl_engine_dispatch, which says in one switch what each event does in
+ * zl_engine_dispatch, which says in one place what each event does in
  * each state; every change of state happens there too, along the edges of
  * one table. The work itself lives in engine_handshake.c (greeting,
  * READY), engine_input.c (reads, decoding) and engine_output.c (batches,
@@ -222,8 +222,11 @@ static void reject_peer(zl_engine *e)
     zl_engine_fill_output(e);
 }
 
-/* The transition function: what every event does in every state. An event
- * a state does not list cannot happen there (no read is pending before
+/* The transition function: what every event does in every state. Each
+ * state's switch lists only its own events, and the events that it ignores
+ * where the shared switch below would act; the rest fall through to that
+ * switch, which handles the events common to every open state. An event
+ * neither lists cannot happen in that state (no read is pending before
  * GREETING or in FAILING, no pipe is attached before ACTIVE) or is
  * ignored. */
 void zl_engine_dispatch(zl_engine *e, zl_engine_event ev,
@@ -238,23 +241,15 @@ void zl_engine_dispatch(zl_engine *e, zl_engine_event ev,
             else
                 start_protocol(e);
             return;
-        case ZL_ENGINE_HANDSHAKE_TIMEOUT:
-            timed_out(e);
-            return;
-        case ZL_ENGINE_CLOSE:
-            close_connection(e, false);
-            return;
+        case ZL_ENGINE_READ_DONE:
+        case ZL_ENGINE_WRITE_DONE:
+            return; /* nothing is read or written before the stream is up */
         default:
-            return;
+            break;
         }
+        break;
     case ZL_ENGINE_GREETING:
         switch (ev) {
-        case ZL_ENGINE_READ_DONE:
-            zl_engine_read_completed(e, args->status, args->bytes);
-            return;
-        case ZL_ENGINE_WRITE_DONE:
-            write_done(e, args->status);
-            return;
         case ZL_ENGINE_GREETING_DONE:
             /* Our READY follows; decoding goes on with the peer's. */
             set_state(e, ZL_ENGINE_HANDSHAKE);
@@ -263,46 +258,24 @@ void zl_engine_dispatch(zl_engine *e, zl_engine_event ev,
             else
                 zl_engine_fail_io(e, -ENOMEM);
             return;
-        case ZL_ENGINE_HANDSHAKE_TIMEOUT:
-            timed_out(e);
-            return;
-        case ZL_ENGINE_CLOSE:
-            close_connection(e, false);
-            return;
         default:
-            return;
+            break;
         }
+        break;
     case ZL_ENGINE_HANDSHAKE:
         switch (ev) {
-        case ZL_ENGINE_READ_DONE:
-            zl_engine_read_completed(e, args->status, args->bytes);
-            return;
-        case ZL_ENGINE_WRITE_DONE:
-            write_done(e, args->status);
-            return;
         case ZL_ENGINE_PEER_READY:
             become_active(e, args->peer_routing_id);
             return;
         case ZL_ENGINE_PEER_REJECTED:
             reject_peer(e);
             return;
-        case ZL_ENGINE_HANDSHAKE_TIMEOUT:
-            timed_out(e);
-            return;
-        case ZL_ENGINE_CLOSE:
-            close_connection(e, false);
-            return;
         default:
-            return;
+            break;
         }
+        break;
     case ZL_ENGINE_ACTIVE:
         switch (ev) {
-        case ZL_ENGINE_READ_DONE:
-            zl_engine_read_completed(e, args->status, args->bytes);
-            return;
-        case ZL_ENGINE_WRITE_DONE:
-            write_done(e, args->status);
-            return;
         case ZL_ENGINE_PIPE_READABLE:
             zl_engine_fill_output(e);
             return;
@@ -321,31 +294,25 @@ void zl_engine_dispatch(zl_engine *e, zl_engine_event ev,
             if (e->pipe_closed && e->session)
                 zl_session_engine_drained(e->session);
             return;
-        case ZL_ENGINE_CLOSE:
-            close_connection(e, false);
-            return;
+        case ZL_ENGINE_HANDSHAKE_TIMEOUT:
+            return; /* the handshake is over: HANDSHAKE_IVL no longer counts */
         default:
-            return;
+            break;
         }
+        break;
     case ZL_ENGINE_FAILING:
         switch (ev) {
-        case ZL_ENGINE_WRITE_DONE:
-            write_done(e, args->status);
-            return;
         case ZL_ENGINE_OUTPUT_IDLE:
             /* The ERROR is on the wire: now close (spec 37: ERROR, then
              * close). */
             close_connection(e, true);
             return;
-        case ZL_ENGINE_HANDSHAKE_TIMEOUT:
-            timed_out(e);
-            return;
-        case ZL_ENGINE_CLOSE:
-            close_connection(e, false);
-            return;
+        case ZL_ENGINE_READ_DONE:
+            return; /* the peer's input no longer matters */
         default:
-            return;
+            break;
         }
+        break;
     case ZL_ENGINE_CLOSED:
     default:
         /* Completions still pending drain here; the last one frees. */
@@ -353,8 +320,25 @@ void zl_engine_dispatch(zl_engine *e, zl_engine_event ev,
             maybe_free(e);
         return;
     }
-}
 
+    /* Common to every open state. */
+    switch (ev) {
+    case ZL_ENGINE_READ_DONE:
+        zl_engine_read_completed(e, args->status, args->bytes);
+        return;
+    case ZL_ENGINE_WRITE_DONE:
+        write_done(e, args->status);
+        return;
+    case ZL_ENGINE_HANDSHAKE_TIMEOUT:
+        timed_out(e);
+        return;
+    case ZL_ENGINE_CLOSE:
+        close_connection(e, false);
+        return;
+    default:
+        return;
+    }
+}
 /* ---- completions and timers: each becomes an event ---- */
 
 static void on_read(zl_op *op, int status, size_t bytes)
