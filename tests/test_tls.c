@@ -16,24 +16,8 @@
 
 #include "raw_socket.h"
 #include "testutil.h"
+#include "tls_fixture.h"
 #include "transport/tls_internal.h"
-#if !defined(_WIN32)
-#include <signal.h>
-#endif
-
-#define WAIT_MS 5000
-
-static char certs_dir[512];
-
-/* The path of a generated file; four may be in use at once. */
-static const char *cert(const char *name)
-{
-    static char paths[4][600];
-    static int next;
-    char *p = paths[next++ % 4];
-    snprintf(p, 600, "%s/%s", certs_dir, name);
-    return p;
-}
 
 static char *read_file(const char *path)
 {
@@ -49,90 +33,9 @@ static char *read_file(const char *path)
     return copy;
 }
 
-static void set_str(void *s, int option, const char *value)
-{
-    ck_assert_int_eq(zlink_setsockopt(s, option, value, strlen(value)), 0);
-}
-
-/* A server with chain and key files from the generated set. */
-static void server_identity(void *s, const char *chain, const char *key)
-{
-    set_str(s, ZLINK_TLS_CERT, cert(chain));
-    set_str(s, ZLINK_TLS_KEY, cert(key));
-}
-
-/* A client trusting ca that checks the name "localhost". */
-static void client_trust(void *s, const char *ca)
-{
-    set_str(s, ZLINK_TLS_CA, cert(ca));
-    set_str(s, ZLINK_TLS_HOSTNAME, "localhost");
-}
-
-static void bind_tls(void *s, char *endpoint, size_t cap)
-{
-    ck_assert_int_eq(zlink_bind(s, "tls://127.0.0.1:*"), 0);
-    size_t len = cap;
-    ck_assert_int_eq(zlink_getsockopt(s, ZLINK_LAST_ENDPOINT, endpoint, &len),
-                     0);
-    ck_assert_msg(strncmp(endpoint, "tls://127.0.0.1:", 16) == 0,
-                  "LAST_ENDPOINT %s", endpoint);
-}
-
 static int endpoint_port(const char *endpoint)
 {
     return atoi(strrchr(endpoint, ':') + 1);
-}
-
-static void *socket_of(void *ctx, int type)
-{
-    void *s = zlink_socket(ctx, type);
-    ck_assert_ptr_nonnull(s);
-    zl_test_set_int(s, ZLINK_LINGER, 0);
-    zl_test_set_int(s, ZLINK_RCVTIMEO, WAIT_MS);
-    zl_test_set_int(s, ZLINK_SNDTIMEO, WAIT_MS);
-    return s;
-}
-
-/* ---- monitors ---- */
-
-static void *open_monitor(void *ctx, void *socket, const char *name)
-{
-    ck_assert_int_eq(zlink_socket_monitor(socket, name, ZLINK_EVENT_ALL), 0);
-    void *m = zlink_socket(ctx, ZLINK_PAIR);
-    ck_assert_ptr_nonnull(m);
-    zl_test_set_int(m, ZLINK_LINGER, 0);
-    zl_test_set_int(m, ZLINK_RCVTIMEO, 100);
-    ck_assert_int_eq(zlink_connect(m, name), 0);
-    return m;
-}
-
-/* Waits for event want; its value goes to *value. */
-static bool wait_event(void *monitor, int want, uint32_t *value)
-{
-    uint64_t deadline = zl_test_now_ms() + WAIT_MS;
-    while (zl_test_now_ms() < deadline) {
-        uint8_t frame[6];
-        char endpoint[256];
-        if (zlink_recv(monitor, frame, sizeof frame, 0) != 6)
-            continue;
-        ck_assert_int_ge(zlink_recv(monitor, endpoint, sizeof endpoint, 0), 0);
-        uint16_t ev;
-        memcpy(&ev, frame, 2);
-        if (ev == want) {
-            memcpy(value, frame + 2, 4);
-            return true;
-        }
-    }
-    return false;
-}
-
-static void expect_event(void *monitor, int want, uint32_t want_value)
-{
-    uint32_t value = 0;
-    ck_assert_msg(wait_event(monitor, want, &value),
-                  "event 0x%x (value 0x%x) never came", want, want_value);
-    ck_assert_msg(value == want_value, "event 0x%x: value 0x%x, want 0x%x",
-                  want, value, want_value);
 }
 
 /* ---- exchanges ---- */
@@ -185,31 +88,6 @@ static void exchange(void *from, void *to, bool to_is_router, char *id,
     free(got);
 }
 
-/* A server and client with the standard certificates, connected. */
-typedef struct tls_pair {
-    void *ctx, *server, *client;
-    char endpoint[128];
-} tls_pair;
-
-static void pair_open(tls_pair *p, int server_type, int client_type)
-{
-    p->ctx = zlink_ctx_new();
-    ck_assert_ptr_nonnull(p->ctx);
-    p->server = socket_of(p->ctx, server_type);
-    p->client = socket_of(p->ctx, client_type);
-    server_identity(p->server, "server-chain.pem", "server.key");
-    client_trust(p->client, "root.pem");
-    bind_tls(p->server, p->endpoint, sizeof p->endpoint);
-    ck_assert_int_eq(zlink_connect(p->client, p->endpoint), 0);
-}
-
-static void pair_close(tls_pair *p)
-{
-    zlink_close(p->client);
-    zlink_close(p->server);
-    zlink_ctx_term(p->ctx);
-}
-
 /* ---- the transport ---- */
 
 START_TEST(has_tls)
@@ -221,7 +99,7 @@ END_TEST
 START_TEST(options_round_trip)
 {
     void *ctx = zlink_ctx_new();
-    void *s = socket_of(ctx, ZLINK_DEALER);
+    void *s = tls_socket(ctx, ZLINK_DEALER);
     char buf[64];
     size_t len = sizeof buf;
     ck_assert_int_eq(zlink_getsockopt(s, ZLINK_TLS_CERT, buf, &len), 0);
@@ -241,7 +119,7 @@ START_TEST(options_round_trip)
     for (size_t i = 0; i < sizeof options / sizeof options[0]; i++) {
         char value[32];
         snprintf(value, sizeof value, "value-%d", options[i]);
-        set_str(s, options[i], value);
+        tls_set_str(s, options[i], value);
         len = sizeof buf;
         ck_assert_int_eq(zlink_getsockopt(s, options[i], buf, &len), 0);
         ck_assert_str_eq(buf, value);
@@ -277,28 +155,28 @@ END_TEST
 START_TEST(bad_settings_fail_bind_and_connect)
 {
     void *ctx = zlink_ctx_new();
-    void *s = socket_of(ctx, ZLINK_ROUTER);
+    void *s = tls_socket(ctx, ZLINK_ROUTER);
     /* A server needs a certificate. */
     ck_assert_int_eq(zlink_bind(s, "tls://127.0.0.1:*"), -1);
     ck_assert_int_eq(zlink_errno(), EINVAL);
-    set_str(s, ZLINK_TLS_CERT, cert("missing.pem"));
-    set_str(s, ZLINK_TLS_KEY, cert("server.key"));
+    tls_set_str(s, ZLINK_TLS_CERT, tls_cert("missing.pem"));
+    tls_set_str(s, ZLINK_TLS_KEY, tls_cert("server.key"));
     ck_assert_int_eq(zlink_bind(s, "tls://127.0.0.1:*"), -1);
     ck_assert_int_eq(zlink_errno(), EINVAL);
     /* A key that does not parse (a certificate given as the key). */
-    set_str(s, ZLINK_TLS_CERT, cert("server.pem"));
-    set_str(s, ZLINK_TLS_KEY, cert("server.pem"));
+    tls_set_str(s, ZLINK_TLS_CERT, tls_cert("server.pem"));
+    tls_set_str(s, ZLINK_TLS_KEY, tls_cert("server.pem"));
     ck_assert_int_eq(zlink_bind(s, "tls://127.0.0.1:*"), -1);
     ck_assert_int_eq(zlink_errno(), EINVAL);
     /* An encrypted key needs its password. */
-    set_str(s, ZLINK_TLS_KEY, cert("server-enc.key"));
+    tls_set_str(s, ZLINK_TLS_KEY, tls_cert("server-enc.key"));
     ck_assert_int_eq(zlink_bind(s, "tls://127.0.0.1:*"), -1);
-    set_str(s, ZLINK_TLS_KEY_PASSWORD, "wrong");
+    tls_set_str(s, ZLINK_TLS_KEY_PASSWORD, "wrong");
     ck_assert_int_eq(zlink_bind(s, "tls://127.0.0.1:*"), -1);
-    set_str(s, ZLINK_TLS_KEY_PASSWORD, "secret");
+    tls_set_str(s, ZLINK_TLS_KEY_PASSWORD, "secret");
     ck_assert_int_eq(zlink_bind(s, "tls://127.0.0.1:*"), 0);
-    void *c = socket_of(ctx, ZLINK_DEALER);
-    set_str(c, ZLINK_TLS_CA, cert("missing.pem"));
+    void *c = tls_socket(ctx, ZLINK_DEALER);
+    tls_set_str(c, ZLINK_TLS_CA, tls_cert("missing.pem"));
     ck_assert_int_eq(zlink_connect(c, "tls://127.0.0.1:5555"), -1);
     ck_assert_int_eq(zlink_errno(), EINVAL);
     zlink_close(c);
@@ -310,7 +188,7 @@ END_TEST
 START_TEST(dealer_router_multipart_and_large)
 {
     tls_pair p;
-    pair_open(&p, ZLINK_ROUTER, ZLINK_DEALER);
+    tls_pair_open(&p, ZLINK_ROUTER, ZLINK_DEALER);
     char id[256];
     size_t id_len = 0;
     exchange(p.client, p.server, true, id, &id_len);
@@ -332,7 +210,7 @@ START_TEST(dealer_router_multipart_and_large)
     ck_assert(memcmp(body, got, big) == 0);
     free(body);
     free(got);
-    pair_close(&p);
+    tls_pair_close(&p);
 }
 END_TEST
 
@@ -347,7 +225,7 @@ START_TEST(every_socket_type)
     };
     for (size_t i = 0; i < sizeof pairs / sizeof pairs[0]; i++) {
         tls_pair p;
-        pair_open(&p, pairs[i][0], pairs[i][1]);
+        tls_pair_open(&p, pairs[i][0], pairs[i][1]);
         int server = pairs[i][0], client = pairs[i][1];
         if (client == ZLINK_SUB)
             ck_assert_int_eq(zlink_setsockopt(p.client, ZLINK_SUBSCRIBE, "", 0),
@@ -371,7 +249,7 @@ START_TEST(every_socket_type)
             }
             ck_assert_int_eq(n, 5);
             /* Every "hello" still on its way comes before this one. */
-            zl_test_set_int(p.client, ZLINK_RCVTIMEO, WAIT_MS);
+            zl_test_set_int(p.client, ZLINK_RCVTIMEO, TLS_WAIT_MS);
             send_str(p.server, "sync", 0);
             do {
                 n = zlink_recv(p.client, buf, sizeof buf - 1, 0);
@@ -390,7 +268,7 @@ START_TEST(every_socket_type)
             exchange(p.client, p.server, false, NULL, NULL);
             exchange(p.server, p.client, false, NULL, NULL);
         }
-        pair_close(&p);
+        tls_pair_close(&p);
     }
 }
 END_TEST
@@ -399,7 +277,7 @@ END_TEST
 START_TEST(many_small_messages)
 {
     tls_pair p;
-    pair_open(&p, ZLINK_PAIR, ZLINK_PAIR);
+    tls_pair_open(&p, ZLINK_PAIR, ZLINK_PAIR);
     char buf[64];
     for (int i = 0; i < 20000; i++) {
         int n = snprintf(buf, sizeof buf, "message %d", i);
@@ -410,30 +288,30 @@ START_TEST(many_small_messages)
         snprintf(want, sizeof want, "message %d", i);
         recv_str(p.server, want);
     }
-    pair_close(&p);
+    tls_pair_close(&p);
 }
 END_TEST
 
 START_TEST(pem_in_memory)
 {
     void *ctx = zlink_ctx_new();
-    void *server = socket_of(ctx, ZLINK_PAIR);
-    void *client = socket_of(ctx, ZLINK_PAIR);
-    char *chain = read_file(cert("server-chain.pem"));
-    char *key = read_file(cert("server.key"));
-    char *ca = read_file(cert("root.pem"));
-    char *client_chain = read_file(cert("client-chain.pem"));
-    char *client_key = read_file(cert("client.key"));
-    set_str(server, ZLINK_TLS_CERT_PEM, chain);
-    set_str(server, ZLINK_TLS_KEY_PEM, key);
-    set_str(server, ZLINK_TLS_CA_PEM, ca);
+    void *server = tls_socket(ctx, ZLINK_PAIR);
+    void *client = tls_socket(ctx, ZLINK_PAIR);
+    char *chain = read_file(tls_cert("server-chain.pem"));
+    char *key = read_file(tls_cert("server.key"));
+    char *ca = read_file(tls_cert("root.pem"));
+    char *client_chain = read_file(tls_cert("client-chain.pem"));
+    char *client_key = read_file(tls_cert("client.key"));
+    tls_set_str(server, ZLINK_TLS_CERT_PEM, chain);
+    tls_set_str(server, ZLINK_TLS_KEY_PEM, key);
+    tls_set_str(server, ZLINK_TLS_CA_PEM, ca);
     zl_test_set_int(server, ZLINK_TLS_REQUIRE_CLIENT_CERT, 1);
-    set_str(client, ZLINK_TLS_CERT_PEM, client_chain);
-    set_str(client, ZLINK_TLS_KEY_PEM, client_key);
-    set_str(client, ZLINK_TLS_CA_PEM, ca);
-    set_str(client, ZLINK_TLS_HOSTNAME, "localhost");
+    tls_set_str(client, ZLINK_TLS_CERT_PEM, client_chain);
+    tls_set_str(client, ZLINK_TLS_KEY_PEM, client_key);
+    tls_set_str(client, ZLINK_TLS_CA_PEM, ca);
+    tls_set_str(client, ZLINK_TLS_HOSTNAME, "localhost");
     char endpoint[128];
-    bind_tls(server, endpoint, sizeof endpoint);
+    tls_bind(server, endpoint, sizeof endpoint);
     ck_assert_int_eq(zlink_connect(client, endpoint), 0);
     exchange(client, server, false, NULL, NULL);
     exchange(server, client, false, NULL, NULL);
@@ -453,15 +331,15 @@ END_TEST
 START_TEST(client_certificate_and_encrypted_key)
 {
     void *ctx = zlink_ctx_new();
-    void *server = socket_of(ctx, ZLINK_ROUTER);
-    void *client = socket_of(ctx, ZLINK_DEALER);
-    set_str(server, ZLINK_TLS_CERT, cert("server-chain.pem"));
-    set_str(server, ZLINK_TLS_KEY, cert("server-enc.key"));
-    set_str(server, ZLINK_TLS_KEY_PASSWORD, "secret");
-    set_str(server, ZLINK_TLS_CA, cert("root.pem"));
+    void *server = tls_socket(ctx, ZLINK_ROUTER);
+    void *client = tls_socket(ctx, ZLINK_DEALER);
+    tls_set_str(server, ZLINK_TLS_CERT, tls_cert("server-chain.pem"));
+    tls_set_str(server, ZLINK_TLS_KEY, tls_cert("server-enc.key"));
+    tls_set_str(server, ZLINK_TLS_KEY_PASSWORD, "secret");
+    tls_set_str(server, ZLINK_TLS_CA, tls_cert("root.pem"));
     zl_test_set_int(server, ZLINK_TLS_REQUIRE_CLIENT_CERT, 1);
-    server_identity(client, "client-chain.pem", "client.key");
-    set_str(client, ZLINK_TLS_CA, cert("root.pem"));
+    tls_server_identity(client, "client-chain.pem", "client.key");
+    tls_set_str(client, ZLINK_TLS_CA, tls_cert("root.pem"));
     ck_assert_int_eq(zlink_bind(server, "tls://localhost:*"), 0);
     char endpoint[128];
     size_t len = sizeof endpoint;
@@ -483,7 +361,7 @@ END_TEST
 START_TEST(unbind_and_disconnect)
 {
     tls_pair p;
-    pair_open(&p, ZLINK_ROUTER, ZLINK_DEALER);
+    tls_pair_open(&p, ZLINK_ROUTER, ZLINK_DEALER);
     send_str(p.client, "one", 0);
     char id[256];
     ck_assert_int_gt(zlink_recv(p.server, id, sizeof id, 0), 0);
@@ -493,7 +371,7 @@ START_TEST(unbind_and_disconnect)
     ck_assert_int_eq(zlink_unbind(p.server, p.endpoint), -1);
     ck_assert_int_eq(zlink_errno(), ENOENT);
     /* The port is freed (by the I/O thread): bind it once more. */
-    uint64_t deadline = zl_test_now_ms() + WAIT_MS;
+    uint64_t deadline = zl_test_now_ms() + TLS_WAIT_MS;
     while (zlink_bind(p.server, p.endpoint) != 0) {
         ck_assert_msg(zl_test_now_ms() < deadline, "port never freed");
         zl_test_sleep_ms(10);
@@ -502,7 +380,7 @@ START_TEST(unbind_and_disconnect)
     send_str(p.client, "two", 0);
     ck_assert_int_gt(zlink_recv(p.server, id, sizeof id, 0), 0);
     recv_str(p.server, "two");
-    pair_close(&p);
+    tls_pair_close(&p);
 }
 END_TEST
 
@@ -559,24 +437,24 @@ static const failure_case failures[] = {
 static void run_failure(const failure_case *c)
 {
     void *ctx = zlink_ctx_new();
-    void *server = socket_of(ctx, ZLINK_ROUTER);
-    void *client = socket_of(ctx, ZLINK_DEALER);
-    server_identity(server, c->server_chain, c->server_key);
+    void *server = tls_socket(ctx, ZLINK_ROUTER);
+    void *client = tls_socket(ctx, ZLINK_DEALER);
+    tls_server_identity(server, c->server_chain, c->server_key);
     if (c->require_client_cert) {
         zl_test_set_int(server, ZLINK_TLS_REQUIRE_CLIENT_CERT, 1);
-        set_str(server, ZLINK_TLS_CA, cert("root.pem"));
+        tls_set_str(server, ZLINK_TLS_CA, tls_cert("root.pem"));
     }
-    client_trust(client, c->client_ca);
+    tls_client_trust(client, c->client_ca);
     if (c->client_chain)
-        server_identity(client, c->client_chain, c->client_key);
-    void *monitor = open_monitor(ctx, c->client_side ? client : server,
-                                 "inproc://failure-monitor");
+        tls_server_identity(client, c->client_chain, c->client_key);
+    void *monitor = tls_open_monitor(ctx, c->client_side ? client : server,
+                                     "inproc://failure-monitor");
     char endpoint[128];
-    bind_tls(server, endpoint, sizeof endpoint);
+    tls_bind(server, endpoint, sizeof endpoint);
     ck_assert_int_eq(zlink_connect(client, endpoint), 0);
     uint32_t value = 0;
-    ck_assert_msg(wait_event(monitor, c->event, &value), "%s: no event 0x%x",
-                  c->name, c->event);
+    ck_assert_msg(tls_wait_event(monitor, c->event, &value),
+                  "%s: no event 0x%x", c->name, c->event);
     ck_assert_msg(value == c->value, "%s: value 0x%x, want 0x%x", c->name,
                   value, c->value);
     /* Nothing ever crosses. */
@@ -602,22 +480,22 @@ END_TEST
 START_TEST(no_ca_uses_system_store)
 {
     void *ctx = zlink_ctx_new();
-    void *server = socket_of(ctx, ZLINK_ROUTER);
-    void *client = socket_of(ctx, ZLINK_DEALER);
-    server_identity(server, "server-chain.pem", "server.key");
-    set_str(client, ZLINK_TLS_HOSTNAME, "localhost");
-    void *monitor = open_monitor(ctx, client, "inproc://store-monitor");
+    void *server = tls_socket(ctx, ZLINK_ROUTER);
+    void *client = tls_socket(ctx, ZLINK_DEALER);
+    tls_server_identity(server, "server-chain.pem", "server.key");
+    tls_set_str(client, ZLINK_TLS_HOSTNAME, "localhost");
+    void *monitor = tls_open_monitor(ctx, client, "inproc://store-monitor");
     char endpoint[128];
-    bind_tls(server, endpoint, sizeof endpoint);
+    tls_bind(server, endpoint, sizeof endpoint);
     if (zlink_connect(client, endpoint) == 0) {
-        expect_event(monitor, ZLINK_EVENT_HANDSHAKE_FAILED_AUTH,
-                     ZLINK_TLS_AUTH_CERT_UNTRUSTED);
+        tls_expect_event(monitor, ZLINK_EVENT_HANDSHAKE_FAILED_AUTH,
+                         ZLINK_TLS_AUTH_CERT_UNTRUSTED);
     } else {
         ck_assert_int_eq(zlink_errno(), EINVAL);
         fprintf(stderr, "no_ca_uses_system_store: no system trust store\n");
     }
     /* VERIFY 0 is the one way to accept any server. */
-    void *trusting = socket_of(ctx, ZLINK_DEALER);
+    void *trusting = tls_socket(ctx, ZLINK_DEALER);
     zl_test_set_int(trusting, ZLINK_TLS_VERIFY, 0);
     ck_assert_int_eq(zlink_connect(trusting, endpoint), 0);
     send_str(trusting, "anyway", 0);
@@ -636,33 +514,34 @@ END_TEST
 START_TEST(plaintext_and_tls_mixed)
 {
     void *ctx = zlink_ctx_new();
-    void *server = socket_of(ctx, ZLINK_ROUTER);
-    server_identity(server, "server-chain.pem", "server.key");
-    void *server_monitor = open_monitor(ctx, server, "inproc://tls-server");
+    void *server = tls_socket(ctx, ZLINK_ROUTER);
+    tls_server_identity(server, "server-chain.pem", "server.key");
+    void *server_monitor = tls_open_monitor(ctx, server, "inproc://tls-server");
     char endpoint[128];
-    bind_tls(server, endpoint, sizeof endpoint);
-    void *plain = socket_of(ctx, ZLINK_DEALER);
+    tls_bind(server, endpoint, sizeof endpoint);
+    void *plain = tls_socket(ctx, ZLINK_DEALER);
     char tcp[160];
     snprintf(tcp, sizeof tcp, "tcp://127.0.0.1:%d", endpoint_port(endpoint));
     ck_assert_int_eq(zlink_connect(plain, tcp), 0);
-    expect_event(server_monitor, ZLINK_EVENT_HANDSHAKE_FAILED_PROTOCOL,
-                 ZLINK_PROTOCOL_ERROR_TLS_NOT_TLS);
+    tls_expect_event(server_monitor, ZLINK_EVENT_HANDSHAKE_FAILED_PROTOCOL,
+                     ZLINK_PROTOCOL_ERROR_TLS_NOT_TLS);
 
-    void *tcp_server = socket_of(ctx, ZLINK_ROUTER);
-    void *tcp_monitor = open_monitor(ctx, tcp_server, "inproc://tcp-server");
+    void *tcp_server = tls_socket(ctx, ZLINK_ROUTER);
+    void *tcp_monitor =
+        tls_open_monitor(ctx, tcp_server, "inproc://tcp-server");
     ck_assert_int_eq(zlink_bind(tcp_server, "tcp://127.0.0.1:*"), 0);
     size_t len = sizeof tcp;
     zlink_getsockopt(tcp_server, ZLINK_LAST_ENDPOINT, tcp, &len);
-    void *client = socket_of(ctx, ZLINK_DEALER);
-    client_trust(client, "root.pem");
-    void *client_monitor = open_monitor(ctx, client, "inproc://tls-client");
+    void *client = tls_socket(ctx, ZLINK_DEALER);
+    tls_client_trust(client, "root.pem");
+    void *client_monitor = tls_open_monitor(ctx, client, "inproc://tls-client");
     char tls[160];
     snprintf(tls, sizeof tls, "tls://127.0.0.1:%d", endpoint_port(tcp));
     ck_assert_int_eq(zlink_connect(client, tls), 0);
-    expect_event(tcp_monitor, ZLINK_EVENT_HANDSHAKE_FAILED_PROTOCOL,
-                 ZLINK_PROTOCOL_ERROR_ZMTP_UNSPECIFIED);
-    expect_event(client_monitor, ZLINK_EVENT_HANDSHAKE_FAILED_PROTOCOL,
-                 ZLINK_PROTOCOL_ERROR_TLS_NOT_TLS);
+    tls_expect_event(tcp_monitor, ZLINK_EVENT_HANDSHAKE_FAILED_PROTOCOL,
+                     ZLINK_PROTOCOL_ERROR_ZMTP_UNSPECIFIED);
+    tls_expect_event(client_monitor, ZLINK_EVENT_HANDSHAKE_FAILED_PROTOCOL,
+                     ZLINK_PROTOCOL_ERROR_TLS_NOT_TLS);
     zlink_close(client_monitor);
     zlink_close(tcp_monitor);
     zlink_close(server_monitor);
@@ -686,15 +565,15 @@ typedef struct hostile {
 static void hostile_open(hostile *h, int handshake_ivl)
 {
     h->ctx = zlink_ctx_new();
-    h->router = socket_of(h->ctx, ZLINK_ROUTER);
-    server_identity(h->router, "server-chain.pem", "server.key");
+    h->router = tls_socket(h->ctx, ZLINK_ROUTER);
+    tls_server_identity(h->router, "server-chain.pem", "server.key");
     if (handshake_ivl)
         zl_test_set_int(h->router, ZLINK_HANDSHAKE_IVL, handshake_ivl);
-    h->monitor = open_monitor(h->ctx, h->router, "inproc://hostile");
-    bind_tls(h->router, h->endpoint, sizeof h->endpoint);
+    h->monitor = tls_open_monitor(h->ctx, h->router, "inproc://hostile");
+    tls_bind(h->router, h->endpoint, sizeof h->endpoint);
     h->port = endpoint_port(h->endpoint);
-    h->dealer = socket_of(h->ctx, ZLINK_DEALER);
-    client_trust(h->dealer, "root.pem");
+    h->dealer = tls_socket(h->ctx, ZLINK_DEALER);
+    tls_client_trust(h->dealer, "root.pem");
     ck_assert_int_eq(zlink_connect(h->dealer, h->endpoint), 0);
     h->checks = 0;
 }
@@ -736,8 +615,8 @@ static void raw_case(hostile *h, const void *bytes, size_t len, bool keep_open,
 #else
         shutdown(fd, SHUT_WR);
 #endif
-    expect_event(h->monitor, event, value);
-    ck_assert(raw_closed_by_peer(fd, WAIT_MS));
+    tls_expect_event(h->monitor, event, value);
+    ck_assert(raw_closed_by_peer(fd, TLS_WAIT_MS));
     raw_close(fd);
     check_good_peer(h);
 }
@@ -817,7 +696,7 @@ static int raw_bio_send(void *ctx, const unsigned char *buf, size_t len)
 static int raw_bio_recv(void *ctx, unsigned char *buf, size_t len)
 {
     raw_fd fd = *(raw_fd *)ctx;
-    if (!raw_readable(fd, WAIT_MS))
+    if (!raw_readable(fd, TLS_WAIT_MS))
         return MBEDTLS_ERR_SSL_TIMEOUT;
     int n = (int)recv(fd, (char *)buf, (int)len, 0);
     return n > 0 ? n : MBEDTLS_ERR_SSL_CONN_EOF;
@@ -871,9 +750,9 @@ START_TEST(renegotiation_closes)
     raw_tls_open(&r, h.port);
     /* Sends a ClientHello inside the session; the answer never comes. */
     mbedtls_ssl_renegotiate(&r.ssl);
-    expect_event(h.monitor, ZLINK_EVENT_HANDSHAKE_FAILED_PROTOCOL,
-                 ZLINK_PROTOCOL_ERROR_TLS_RENEGOTIATION);
-    ck_assert(raw_closed_by_peer(r.fd, WAIT_MS));
+    tls_expect_event(h.monitor, ZLINK_EVENT_HANDSHAKE_FAILED_PROTOCOL,
+                     ZLINK_PROTOCOL_ERROR_TLS_RENEGOTIATION);
+    ck_assert(raw_closed_by_peer(r.fd, TLS_WAIT_MS));
     raw_tls_close(&r);
     check_good_peer(&h);
     hostile_close(&h);
@@ -900,10 +779,11 @@ START_TEST(bad_records_after_handshake)
             len = 5;
         }
         raw_send(r.fd, record, len);
-        expect_event(h.monitor, ZLINK_EVENT_HANDSHAKE_FAILED_PROTOCOL,
-                     round == 0 ? ZLINK_PROTOCOL_ERROR_TLS_BAD_RECORD
-                                : ZLINK_PROTOCOL_ERROR_TLS_OVERSIZED_RECORD);
-        ck_assert(raw_closed_by_peer(r.fd, WAIT_MS));
+        tls_expect_event(h.monitor, ZLINK_EVENT_HANDSHAKE_FAILED_PROTOCOL,
+                         round == 0
+                             ? ZLINK_PROTOCOL_ERROR_TLS_BAD_RECORD
+                             : ZLINK_PROTOCOL_ERROR_TLS_OVERSIZED_RECORD);
+        ck_assert(raw_closed_by_peer(r.fd, TLS_WAIT_MS));
         raw_tls_close(&r);
         check_good_peer(&h);
     }
@@ -924,9 +804,9 @@ START_TEST(valid_records_bad_zmtp)
     uint8_t junk[4096];
     memset(junk, 0xee, sizeof junk);
     mbedtls_ssl_write(&r.ssl, junk, sizeof junk);
-    expect_event(h.monitor, ZLINK_EVENT_HANDSHAKE_FAILED_PROTOCOL,
-                 ZLINK_PROTOCOL_ERROR_ZMTP_UNSPECIFIED);
-    ck_assert(raw_closed_by_peer(r.fd, WAIT_MS));
+    tls_expect_event(h.monitor, ZLINK_EVENT_HANDSHAKE_FAILED_PROTOCOL,
+                     ZLINK_PROTOCOL_ERROR_ZMTP_UNSPECIFIED);
+    ck_assert(raw_closed_by_peer(r.fd, TLS_WAIT_MS));
     raw_tls_close(&r);
     check_good_peer(&h);
     hostile_close(&h);
@@ -954,7 +834,7 @@ static raw_fd raw_listen(int *port)
 
 static raw_fd raw_accept(raw_fd listener)
 {
-    ck_assert(raw_readable(listener, WAIT_MS));
+    ck_assert(raw_readable(listener, TLS_WAIT_MS));
     raw_fd fd = accept(listener, NULL, NULL);
     ck_assert(fd != RAW_INVALID);
     return fd;
@@ -969,9 +849,9 @@ typedef struct hostile_server {
 static void hostile_server_open(hostile_server *h)
 {
     h->ctx = zlink_ctx_new();
-    h->dealer = socket_of(h->ctx, ZLINK_DEALER);
-    client_trust(h->dealer, "root.pem");
-    h->monitor = open_monitor(h->ctx, h->dealer, "inproc://hostile-server");
+    h->dealer = tls_socket(h->ctx, ZLINK_DEALER);
+    tls_client_trust(h->dealer, "root.pem");
+    h->monitor = tls_open_monitor(h->ctx, h->dealer, "inproc://hostile-server");
     int port;
     h->listener = raw_listen(&port);
     char endpoint[64];
@@ -998,18 +878,18 @@ static void server_answers(const void *bytes, size_t len, bool then_close,
     hostile_server_open(&h);
     /* All of it: a close with unread bytes would be a reset. */
     uint8_t hello[5 + 65536];
-    ck_assert(raw_recv_exact(h.conn, hello, 5, WAIT_MS));
+    ck_assert(raw_recv_exact(h.conn, hello, 5, TLS_WAIT_MS));
     ck_assert_int_eq(hello[0], 0x16);
     ck_assert(raw_recv_exact(h.conn, hello + 5,
-                             (size_t)hello[3] << 8 | hello[4], WAIT_MS));
+                             (size_t)hello[3] << 8 | hello[4], TLS_WAIT_MS));
     raw_send(h.conn, bytes, len);
     if (then_close) {
         raw_close(h.conn);
         h.conn = RAW_INVALID;
     }
-    expect_event(h.monitor, ZLINK_EVENT_HANDSHAKE_FAILED_PROTOCOL, want);
+    tls_expect_event(h.monitor, ZLINK_EVENT_HANDSHAKE_FAILED_PROTOCOL, want);
     if (h.conn != RAW_INVALID)
-        ck_assert(raw_closed_by_peer(h.conn, WAIT_MS));
+        ck_assert(raw_closed_by_peer(h.conn, TLS_WAIT_MS));
     hostile_server_close(&h);
 }
 
@@ -1041,14 +921,14 @@ START_TEST(client_refuses_renegotiation)
     mbedtls_x509_crt_init(&crt);
     mbedtls_pk_init(&key);
     ck_assert_int_eq(
-        mbedtls_x509_crt_parse_file(&crt, cert("server-chain.pem")), 0);
+        mbedtls_x509_crt_parse_file(&crt, tls_cert("server-chain.pem")), 0);
 #if MBEDTLS_VERSION_NUMBER >= 0x03000000
-    ck_assert_int_eq(mbedtls_pk_parse_keyfile(&key, cert("server.key"), NULL,
-                                              zl_tls_random, NULL),
+    ck_assert_int_eq(mbedtls_pk_parse_keyfile(&key, tls_cert("server.key"),
+                                              NULL, zl_tls_random, NULL),
                      0);
 #else
-    ck_assert_int_eq(mbedtls_pk_parse_keyfile(&key, cert("server.key"), NULL),
-                     0);
+    ck_assert_int_eq(
+        mbedtls_pk_parse_keyfile(&key, tls_cert("server.key"), NULL), 0);
 #endif
     ck_assert_int_eq(mbedtls_ssl_config_defaults(&conf, MBEDTLS_SSL_IS_SERVER,
                                                  MBEDTLS_SSL_TRANSPORT_STREAM,
@@ -1066,9 +946,9 @@ START_TEST(client_refuses_renegotiation)
     ck_assert_msg(rc == 0, "test server handshake: -0x%x", -rc);
     /* Sends a HelloRequest; the client must not go along. */
     mbedtls_ssl_renegotiate(&ssl);
-    expect_event(h.monitor, ZLINK_EVENT_HANDSHAKE_FAILED_PROTOCOL,
-                 ZLINK_PROTOCOL_ERROR_TLS_RENEGOTIATION);
-    ck_assert(raw_closed_by_peer(h.conn, WAIT_MS));
+    tls_expect_event(h.monitor, ZLINK_EVENT_HANDSHAKE_FAILED_PROTOCOL,
+                     ZLINK_PROTOCOL_ERROR_TLS_RENEGOTIATION);
+    ck_assert(raw_closed_by_peer(h.conn, TLS_WAIT_MS));
     mbedtls_ssl_free(&ssl);
     mbedtls_ssl_config_free(&conf);
     mbedtls_x509_crt_free(&crt);
@@ -1121,18 +1001,5 @@ static Suite *tls_suite(void)
 
 int main(void)
 {
-#if defined(_WIN32)
-    WSADATA wsa;
-    WSAStartup(MAKEWORD(2, 2), &wsa);
-#else
-    signal(SIGPIPE, SIG_IGN);
-#endif
-    const char *dir = getenv("ZLINK_TLS_CERTS");
-    if (!dir) {
-        fprintf(stderr, "test_tls: ZLINK_TLS_CERTS is not set (ctest sets "
-                        "it after tests/tls/make_certs.sh)\n");
-        return 1;
-    }
-    snprintf(certs_dir, sizeof certs_dir, "%s", dir);
-    return zl_test_run(tls_suite());
+    return tls_fixture_main("test_tls", tls_suite());
 }

@@ -10,67 +10,27 @@
 #include <zlink.h>
 
 #include "testutil.h"
+#include "tls_fixture.h"
 #include "transport/tls_stream.h"
-#if !defined(_WIN32)
-#include <signal.h>
-#endif
-
-#define WAIT_MS 5000
-
-static char certs_dir[512];
-
-static const char *cert(const char *name)
-{
-    static char paths[4][600];
-    static int next;
-    char *p = paths[next++ % 4];
-    snprintf(p, 600, "%s/%s", certs_dir, name);
-    return p;
-}
-
-static void set_str(void *s, int option, const char *value)
-{
-    ck_assert_int_eq(zlink_setsockopt(s, option, value, strlen(value)), 0);
-}
-
-static void *socket_of(void *ctx, int type)
-{
-    void *s = zlink_socket(ctx, type);
-    ck_assert_ptr_nonnull(s);
-    zl_test_set_int(s, ZLINK_LINGER, 0);
-    zl_test_set_int(s, ZLINK_RCVTIMEO, WAIT_MS);
-    zl_test_set_int(s, ZLINK_SNDTIMEO, WAIT_MS);
-    return s;
-}
 
 static void *server_of(void *ctx, const char *chain, const char *key)
 {
-    void *s = socket_of(ctx, ZLINK_ROUTER);
-    set_str(s, ZLINK_TLS_CERT, cert(chain));
-    set_str(s, ZLINK_TLS_KEY, cert(key));
+    void *s = tls_socket(ctx, ZLINK_ROUTER);
+    tls_server_identity(s, chain, key);
     return s;
 }
 
 static void *client_of(void *ctx)
 {
-    void *s = socket_of(ctx, ZLINK_DEALER);
-    set_str(s, ZLINK_TLS_CA, cert("root.pem"));
-    set_str(s, ZLINK_TLS_HOSTNAME, "localhost");
+    void *s = tls_socket(ctx, ZLINK_DEALER);
+    tls_client_trust(s, "root.pem");
     return s;
-}
-
-static void bind_any(void *s, char *endpoint, size_t cap)
-{
-    ck_assert_int_eq(zlink_bind(s, "tls://127.0.0.1:*"), 0);
-    size_t len = cap;
-    ck_assert_int_eq(zlink_getsockopt(s, ZLINK_LAST_ENDPOINT, endpoint, &len),
-                     0);
 }
 
 /* Binds endpoint again once its last listener has let the port go. */
 static void bind_again(void *s, const char *endpoint)
 {
-    uint64_t deadline = zl_test_now_ms() + WAIT_MS;
+    uint64_t deadline = zl_test_now_ms() + TLS_WAIT_MS;
     while (zlink_bind(s, endpoint) != 0) {
         ck_assert_msg(zl_test_now_ms() < deadline, "port never freed");
         zl_test_sleep_ms(10);
@@ -94,7 +54,7 @@ START_TEST(reconnect_resumes)
     void *server = server_of(ctx, "server-chain.pem", "server.key");
     void *client = client_of(ctx);
     char endpoint[128];
-    bind_any(server, endpoint, sizeof endpoint);
+    tls_bind(server, endpoint, sizeof endpoint);
     unsigned before = zl_tls_resumed_total();
     connect_and_deliver(client, server, endpoint);
     ck_assert_uint_eq(zl_tls_resumed_total(), before);
@@ -116,12 +76,12 @@ START_TEST(resumes_with_client_certificate)
     void *ctx = zlink_ctx_new();
     void *server = server_of(ctx, "server-chain.pem", "server.key");
     zl_test_set_int(server, ZLINK_TLS_REQUIRE_CLIENT_CERT, 1);
-    set_str(server, ZLINK_TLS_CA, cert("root.pem"));
+    tls_set_str(server, ZLINK_TLS_CA, tls_cert("root.pem"));
     void *client = client_of(ctx);
-    set_str(client, ZLINK_TLS_CERT, cert("client-chain.pem"));
-    set_str(client, ZLINK_TLS_KEY, cert("client.key"));
+    tls_set_str(client, ZLINK_TLS_CERT, tls_cert("client-chain.pem"));
+    tls_set_str(client, ZLINK_TLS_KEY, tls_cert("client.key"));
     char endpoint[128];
-    bind_any(server, endpoint, sizeof endpoint);
+    tls_bind(server, endpoint, sizeof endpoint);
     unsigned before = zl_tls_resumed_total();
     connect_and_deliver(client, server, endpoint);
     ck_assert_int_eq(zlink_disconnect(client, endpoint), 0);
@@ -141,8 +101,8 @@ START_TEST(other_endpoint_not_resumed)
     void *server = server_of(ctx, "server-chain.pem", "server.key");
     void *client = client_of(ctx);
     char first[128], second[128];
-    bind_any(server, first, sizeof first);
-    bind_any(server, second, sizeof second);
+    tls_bind(server, first, sizeof first);
+    tls_bind(server, second, sizeof second);
     unsigned before = zl_tls_resumed_total();
     connect_and_deliver(client, server, first);
     connect_and_deliver(client, server, second);
@@ -156,33 +116,11 @@ END_TEST
 /* Waits for the client's HANDSHAKE_FAILED_AUTH; returns its value. */
 static uint32_t auth_failure_of(void *monitor)
 {
-    uint64_t deadline = zl_test_now_ms() + WAIT_MS;
-    while (zl_test_now_ms() < deadline) {
-        uint8_t frame[6];
-        char endpoint[256];
-        if (zlink_recv(monitor, frame, sizeof frame, 0) != 6)
-            continue;
-        ck_assert_int_ge(zlink_recv(monitor, endpoint, sizeof endpoint, 0), 0);
-        uint16_t event;
-        uint32_t value;
-        memcpy(&event, frame, 2);
-        memcpy(&value, frame + 2, 4);
-        if (event == ZLINK_EVENT_HANDSHAKE_FAILED_AUTH)
-            return value;
-    }
-    ck_abort_msg("no HANDSHAKE_FAILED_AUTH");
-    return 0;
-}
-
-static void *monitor_of(void *ctx, void *socket, const char *name)
-{
-    ck_assert_int_eq(zlink_socket_monitor(socket, name, ZLINK_EVENT_ALL), 0);
-    void *m = zlink_socket(ctx, ZLINK_PAIR);
-    ck_assert_ptr_nonnull(m);
-    zl_test_set_int(m, ZLINK_LINGER, 0);
-    zl_test_set_int(m, ZLINK_RCVTIMEO, 100);
-    ck_assert_int_eq(zlink_connect(m, name), 0);
-    return m;
+    uint32_t value = 0;
+    ck_assert_msg(
+        tls_wait_event(monitor, ZLINK_EVENT_HANDSHAKE_FAILED_AUTH, &value),
+        "no HANDSHAKE_FAILED_AUTH");
+    return value;
 }
 
 /* Another server takes over the endpoint: a trusted one (another ticket
@@ -194,7 +132,7 @@ START_TEST(new_server_at_same_endpoint_is_verified)
     void *server = server_of(ctx, "server-chain.pem", "server.key");
     void *client = client_of(ctx);
     char endpoint[128];
-    bind_any(server, endpoint, sizeof endpoint);
+    tls_bind(server, endpoint, sizeof endpoint);
     connect_and_deliver(client, server, endpoint);
     unsigned before = zl_tls_resumed_total();
 
@@ -211,7 +149,7 @@ START_TEST(new_server_at_same_endpoint_is_verified)
     zlink_close(server);
     server = server_of(ctx, "selfsigned.pem", "selfsigned.key");
     bind_again(server, endpoint);
-    void *monitor = monitor_of(ctx, client, "inproc://resume-monitor");
+    void *monitor = tls_open_monitor(ctx, client, "inproc://resume-monitor");
     ck_assert_int_eq(zlink_connect(client, endpoint), 0);
     ck_assert_uint_eq(auth_failure_of(monitor), ZLINK_TLS_AUTH_CERT_UNTRUSTED);
     ck_assert_uint_eq(zl_tls_resumed_total(), before);
@@ -231,12 +169,12 @@ START_TEST(changed_trust_is_not_resumed)
     void *server = server_of(ctx, "server-chain.pem", "server.key");
     void *client = client_of(ctx);
     char endpoint[128];
-    bind_any(server, endpoint, sizeof endpoint);
+    tls_bind(server, endpoint, sizeof endpoint);
     connect_and_deliver(client, server, endpoint);
     unsigned before = zl_tls_resumed_total();
     ck_assert_int_eq(zlink_disconnect(client, endpoint), 0);
-    set_str(client, ZLINK_TLS_CA, cert("other.pem"));
-    void *monitor = monitor_of(ctx, client, "inproc://trust-monitor");
+    tls_set_str(client, ZLINK_TLS_CA, tls_cert("other.pem"));
+    void *monitor = tls_open_monitor(ctx, client, "inproc://trust-monitor");
     ck_assert_int_eq(zlink_connect(client, endpoint), 0);
     ck_assert_uint_eq(auth_failure_of(monitor), ZLINK_TLS_AUTH_CERT_UNTRUSTED);
     ck_assert_uint_eq(zl_tls_resumed_total(), before);
@@ -263,18 +201,5 @@ static Suite *resume_suite(void)
 
 int main(void)
 {
-#if defined(_WIN32)
-    WSADATA wsa;
-    WSAStartup(MAKEWORD(2, 2), &wsa);
-#else
-    signal(SIGPIPE, SIG_IGN);
-#endif
-    const char *dir = getenv("ZLINK_TLS_CERTS");
-    if (!dir) {
-        fprintf(stderr, "test_tls_resume: ZLINK_TLS_CERTS is not set (ctest "
-                        "sets it after tests/tls/make_certs.sh)\n");
-        return 1;
-    }
-    snprintf(certs_dir, sizeof certs_dir, "%s", dir);
-    return zl_test_run(resume_suite());
+    return tls_fixture_main("test_tls_resume", resume_suite());
 }

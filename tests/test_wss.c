@@ -5,28 +5,12 @@
 #include <string.h>
 
 #include "socket_testutil.h"
-
-static char certs_dir[512];
-
-static const char *cert(const char *name)
-{
-    static char paths[2][600];
-    static int next;
-    char *p = paths[next++ % 2];
-    snprintf(p, 600, "%s/%s", certs_dir, name);
-    return p;
-}
-
-static void set_str(void *s, int option, const char *value)
-{
-    ck_assert_int_eq(zlink_setsockopt(s, option, value, strlen(value)), 0);
-}
+#include "tls_fixture.h"
 
 static void *wss_server(void *ctx, int type, char *endpoint, size_t cap)
 {
     void *s = zt_socket(ctx, type);
-    set_str(s, ZLINK_TLS_CERT, cert("server-chain.pem"));
-    set_str(s, ZLINK_TLS_KEY, cert("server.key"));
+    tls_server_identity(s, "server-chain.pem", "server.key");
     ck_assert_int_eq(zlink_bind(s, "wss://127.0.0.1:*/zmq"), 0);
     zt_last_endpoint(s, endpoint, cap);
     ck_assert_msg(strncmp(endpoint, "wss://127.0.0.1:", 16) == 0, "%s",
@@ -38,8 +22,7 @@ static void *wss_client(void *ctx, int type, const char *ca,
                         const char *endpoint)
 {
     void *s = zt_socket(ctx, type);
-    set_str(s, ZLINK_TLS_CA, cert(ca));
-    set_str(s, ZLINK_TLS_HOSTNAME, "localhost");
+    tls_client_trust(s, ca);
     zt_connect(s, endpoint);
     return s;
 }
@@ -90,8 +73,7 @@ START_TEST(test_wss_untrusted_server_is_refused)
                      0);
     void *mon = zt_socket(ctx, ZLINK_PAIR);
     zt_connect(mon, "inproc://wss-mon");
-    set_str(client, ZLINK_TLS_CA, cert("other.pem"));
-    set_str(client, ZLINK_TLS_HOSTNAME, "localhost");
+    tls_client_trust(client, "other.pem");
     zt_connect(client, ep);
     zlink_msg_t event;
     zlink_msg_init(&event);
@@ -148,11 +130,9 @@ static Suite *suite(void)
 
 int main(void)
 {
-    const char *dir = getenv("ZLINK_TLS_CERTS");
-    if (!dir || !zlink_has("wss")) {
+    if (!zlink_has("wss") || !tls_fixture_init()) {
         printf("wss: no certificates or no wss in this build, skipped\n");
         return 0;
     }
-    snprintf(certs_dir, sizeof certs_dir, "%s", dir);
     return zl_test_run(suite());
 }
