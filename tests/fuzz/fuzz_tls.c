@@ -31,6 +31,7 @@
 #include <mbedtls/version.h>
 #include <mbedtls/x509_crt.h>
 
+#include "fuzz_server.h"
 #include "options.h"
 #include "transport/stream.h"
 #include "transport/tls_config.h"
@@ -147,12 +148,6 @@ typedef struct fake {
     uint32_t rng;
 } fake;
 
-static uint32_t next_rng(uint32_t *r)
-{
-    *r = *r * 1103515245u + 12345u;
-    return *r >> 8;
-}
-
 /* Completes the pending read once there are bytes, or the end. */
 static void fake_serve(fake *f)
 {
@@ -175,7 +170,7 @@ static void fake_serve(fake *f)
         zl_stream_defer(&f->deferred, op, 0, 0);
         return;
     }
-    size_t want = 1 + next_rng(&f->rng) % 20000;
+    size_t want = 1 + fuzz_next_rng(&f->rng) % 20000;
     if (want > have)
         want = have;
     size_t done = 0;
@@ -246,69 +241,10 @@ static int client_recv(void *ctx, unsigned char *buf, size_t len)
 
 /* ---- the engine's side ---- */
 
-typedef struct driver {
-    zl_stream *tls;
-    zl_op handshake_op, read_op, write_op;
-    bool handshaken, failed;
-    int writes_left;
-    uint32_t rng;
-    uint8_t buf[20000];
-    zl_iovec out_iov[3];
-    unsigned sink;
-} driver;
-
-static void start_read(driver *d);
-
-static void on_read(zl_op *op, int status, size_t bytes)
+/* What the driver writes: a short ZMTP frame, then a large body past one
+ * record. */
+static size_t zmtp_frames(uint8_t *frames)
 {
-    driver *d = op->data;
-    if (status != 0) {
-        d->failed = true;
-        return;
-    }
-    for (size_t i = 0; i < bytes; i++)
-        d->sink += d->buf[i];
-    start_read(d);
-}
-
-static void start_read(driver *d)
-{
-    if (d->failed)
-        return;
-    size_t len =
-        next_rng(&d->rng) % 5 == 0 ? 0 : 1 + next_rng(&d->rng) % sizeof d->buf;
-    /* Sometimes two iovecs, as the engine's large-body reads. */
-    zl_iovec iov[2] = {{d->buf, len}, {NULL, 0}};
-    int n = 1;
-    if (len > 1 && next_rng(&d->rng) % 3 == 0) {
-        size_t cut = 1 + next_rng(&d->rng) % (len - 1);
-        iov[0].len = cut;
-        iov[1] = (zl_iovec){d->buf + cut, len - cut};
-        n = 2;
-    }
-    zl_stream_readv(d->tls, &d->read_op, iov, n);
-}
-
-static void start_write(driver *d);
-
-static void on_write(zl_op *op, int status, size_t bytes)
-{
-    (void)bytes;
-    driver *d = op->data;
-    if (status != 0) {
-        d->failed = true;
-        return;
-    }
-    start_write(d);
-}
-
-/* A short ZMTP frame, then a large body past one record, split across
- * three iovecs. */
-static void start_write(driver *d)
-{
-    static uint8_t frames[2 + 3 + 9 + 20000];
-    if (d->failed || d->writes_left-- <= 0)
-        return;
     size_t n = 0;
     frames[n++] = 0x01;
     frames[n++] = 3;
@@ -321,40 +257,10 @@ static void start_write(driver *d)
     n += 8;
     memset(frames + n, 'z', 20000);
     n += 20000;
-    size_t cut1 = 1 + next_rng(&d->rng) % (n - 2);
-    size_t cut2 = cut1 + 1 + next_rng(&d->rng) % (n - cut1 - 1);
-    d->out_iov[0] = (zl_iovec){frames, cut1};
-    d->out_iov[1] = (zl_iovec){frames + cut1, cut2 - cut1};
-    d->out_iov[2] = (zl_iovec){frames + cut2, n - cut2};
-    zl_stream_write(d->tls, &d->write_op, d->out_iov, 3);
-}
-
-static void on_handshake(zl_op *op, int status, size_t bytes)
-{
-    (void)bytes;
-    driver *d = op->data;
-    if (status != 0) {
-        d->failed = true;
-        return;
-    }
-    d->handshaken = true;
-    start_write(d);
-    start_read(d);
+    return n;
 }
 
 /* ---- seeds ---- */
-
-static void write_seed(const char *dir, int index, const uint8_t *data,
-                       size_t len)
-{
-    char path[4096];
-    snprintf(path, sizeof path, "%s/seed-%d", dir, index);
-    FILE *f = fopen(path, "wb");
-    if (!f)
-        return;
-    fwrite(data, 1, len, f);
-    fclose(f);
-}
 
 /* Seeds ($ZLINK_FUZZ_SEEDS): a real ClientHello as the whole stream, and
  * after a handshake, a forged application record, an alert, and plain
@@ -372,19 +278,19 @@ static void write_seeds(const char *dir)
     uint8_t *seed = malloc(1 + f.in.len);
     seed[0] = 0;
     memcpy(seed + 1, f.in.data, f.in.len);
-    write_seed(dir, 0, seed, 1 + f.in.len);
+    fuzz_write_seed(dir, 0, seed, 1 + f.in.len);
     free(seed);
     free(f.in.data);
     mbedtls_ssl_free(&ssl);
     static const uint8_t forged[] = {1,  23, 3,  3,  0,  24, 0,  1,  2,  3,
                                      4,  5,  6,  7,  8,  9,  10, 11, 12, 13,
                                      14, 15, 16, 17, 18, 19, 20, 21, 22, 23};
-    write_seed(dir, 1, forged, sizeof forged);
+    fuzz_write_seed(dir, 1, forged, sizeof forged);
     static const uint8_t alert[] = {1, 21, 3, 3, 0, 2, 2, 40};
-    write_seed(dir, 2, alert, sizeof alert);
+    fuzz_write_seed(dir, 2, alert, sizeof alert);
     static const uint8_t zmtp[] = {3, 0x01, 3,   'a', 'b', 'c',  0x04, 5,
                                    4, 'P',  'I', 'N', 'G', 0x00, 1,    'x'};
-    write_seed(dir, 3, zmtp, sizeof zmtp);
+    fuzz_write_seed(dir, 3, zmtp, sizeof zmtp);
 }
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
@@ -401,8 +307,9 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 /* Runs the loop until the filter fails or ends, or nothing is left to do,
  * feeding the fake's reads; the client (if any) steps its handshake each
  * turn, then sends the input. */
-static void run(zl_loop *loop, fake *f, driver *d, mbedtls_ssl_context *client,
-                const uint8_t *data, size_t size, bool encrypt)
+static void run(zl_loop *loop, fake *f, fuzz_driver *d,
+                mbedtls_ssl_context *client, const uint8_t *data, size_t size,
+                bool encrypt)
 {
     bool sent = client == NULL;
     for (int turn = 0; turn < MAX_TURNS && !d->failed; turn++) {
@@ -468,26 +375,24 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         bytes_add(&lower->in, data, size);
     }
 
-    driver d;
+    static uint8_t frames[2 + 3 + 9 + 20000];
+    fuzz_driver d;
     memset(&d, 0, sizeof d);
+    d.read_max = FUZZ_READ_MAX;
+    d.split_reads = true;
+    d.frames = frames;
+    d.frames_len = zmtp_frames(frames);
     d.rng = mode * 7u + 1;
     d.writes_left = 2;
     int err = 0;
-    d.tls = zl_tls_stream_create(loop, &lower->base, &server_options, false,
-                                 NULL, NULL, &err);
-    if (!d.tls)
+    zl_stream *tls = zl_tls_stream_create(loop, &lower->base, &server_options,
+                                          false, NULL, NULL, &err);
+    if (!tls)
         abort();
-    d.handshake_op = (zl_op){.cb = on_handshake, .data = &d};
-    d.read_op = (zl_op){.cb = on_read, .data = &d};
-    d.write_op = (zl_op){.cb = on_write, .data = &d};
-    zl_stream_handshake(d.tls, &d.handshake_op);
+    fuzz_driver_start(&d, tls);
     run(loop, lower, &d, with_client ? &client : NULL, data, size,
         (mode & 2) != 0);
-    zl_stream_close(d.tls);
-    /* The cancelled completions, then the filter's own freeing (a timer):
-     * until the loop has been idle a few turns. */
-    for (int turn = 0, idle = 0; turn < 200 && idle < 2; turn++)
-        idle = zl_loop_run_once(loop, 2) == 0 ? idle + 1 : 0;
+    fuzz_driver_close(&d, loop);
     zl_stream_deferred_stop(&lower->deferred);
     if (with_client)
         mbedtls_ssl_free(&client);

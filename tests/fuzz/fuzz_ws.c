@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fuzz_server.h"
 #include "transport/stream.h"
 #include "transport/ws_decoder.h"
 #include "transport/ws_http.h"
@@ -45,12 +46,6 @@ typedef struct fake {
     bool closed;
 } fake;
 
-static uint32_t next_rng(uint32_t *r)
-{
-    *r = *r * 1103515245u + 12345u;
-    return *r >> 8;
-}
-
 static void fake_readv(zl_stream *s, zl_op *op, const zl_iovec *iov, int n)
 {
     fake *f = (fake *)s;
@@ -65,7 +60,7 @@ static void fake_readv(zl_stream *s, zl_op *op, const zl_iovec *iov, int n)
         zl_stream_defer(&f->deferred, op, 0, 0);
         return;
     }
-    size_t want = 1 + next_rng(&f->rng) % 2048;
+    size_t want = 1 + fuzz_next_rng(&f->rng) % 2048;
     if (want > f->len - f->pos)
         want = f->len - f->pos;
     size_t done = 0;
@@ -98,62 +93,9 @@ static const zl_stream_ops fake_ops = {
 
 /* ---- the engine's side ---- */
 
-typedef struct driver {
-    zl_stream *ws;
-    zl_op handshake_op, read_op, write_op;
-    bool handshaken, failed, read_pending, write_pending;
-    int writes_left;
-    uint32_t rng;
-    uint8_t buf[4096];
-    zl_iovec out_iov[3];
-    unsigned sink;
-} driver;
-
-static void start_read(driver *d);
-
-static void on_read(zl_op *op, int status, size_t bytes)
+/* What the driver writes: a short frame with MORE, a command, a long one. */
+static size_t zmtp_frames(uint8_t *frames)
 {
-    driver *d = op->data;
-    d->read_pending = false;
-    if (status != 0) {
-        d->failed = true;
-        return;
-    }
-    for (size_t i = 0; i < bytes; i++)
-        d->sink += d->buf[i];
-    start_read(d);
-}
-
-static void start_read(driver *d)
-{
-    if (d->failed)
-        return;
-    size_t len = next_rng(&d->rng) % 5 == 0 ? 0 : 1 + next_rng(&d->rng) % 4096;
-    zl_iovec iov = {d->buf, len};
-    d->read_pending = true;
-    zl_stream_readv(d->ws, &d->read_op, &iov, 1);
-}
-
-static void start_write(driver *d);
-
-static void on_write(zl_op *op, int status, size_t bytes)
-{
-    (void)bytes;
-    driver *d = op->data;
-    d->write_pending = false;
-    if (status != 0) {
-        d->failed = true;
-        return;
-    }
-    start_write(d);
-}
-
-/* Three ZMTP frames: a short one with MORE, a command, a long one. */
-static void start_write(driver *d)
-{
-    static uint8_t frames[2 + 3 + 2 + 6 + 9 + 300];
-    if (d->failed || d->writes_left-- <= 0)
-        return;
     size_t n = 0;
     frames[n++] = 0x01;
     frames[n++] = 3;
@@ -171,27 +113,7 @@ static void start_write(driver *d)
     n += 8;
     memset(frames + n, 'z', 300);
     n += 300;
-    /* Split across iovecs where the header and body part. */
-    size_t cut1 = 1 + next_rng(&d->rng) % (n - 2);
-    size_t cut2 = cut1 + 1 + next_rng(&d->rng) % (n - cut1 - 1);
-    d->out_iov[0] = (zl_iovec){frames, cut1};
-    d->out_iov[1] = (zl_iovec){frames + cut1, cut2 - cut1};
-    d->out_iov[2] = (zl_iovec){frames + cut2, n - cut2};
-    d->write_pending = true;
-    zl_stream_write(d->ws, &d->write_op, d->out_iov, 3);
-}
-
-static void on_handshake(zl_op *op, int status, size_t bytes)
-{
-    (void)bytes;
-    driver *d = op->data;
-    if (status != 0) {
-        d->failed = true;
-        return;
-    }
-    d->handshaken = true;
-    start_write(d);
-    start_read(d);
+    return n;
 }
 
 static int64_t max_msg;
@@ -243,7 +165,9 @@ static void decoder_only(const uint8_t *data, size_t len, bool client,
         for (;;) {
             zl_ws_read read;
             memset(&read, 0, sizeof read);
-            size_t n = next_rng(&rng) % 5 == 0 ? 0 : 1 + next_rng(&rng) % 4096;
+            size_t n = fuzz_next_rng(&rng) % 5 == 0
+                           ? 0
+                           : 1 + fuzz_next_rng(&rng) % 4096;
             read.iov[0] = (zl_iovec){out, n};
             read.count = 1;
             read.total = n;
@@ -260,7 +184,7 @@ static void decoder_only(const uint8_t *data, size_t len, bool client,
         memmove(in.buf, in.buf + in.pos, in.end - in.pos);
         in.end -= in.pos;
         in.pos = 0;
-        size_t n = 1 + next_rng(&rng) % 2048;
+        size_t n = 1 + fuzz_next_rng(&rng) % 2048;
         if (n > len - fed)
             n = len - fed;
         memcpy(in.buf + in.end, data + fed, n);
@@ -322,18 +246,6 @@ static size_t seed_frames(uint8_t *out, bool mask)
     return n;
 }
 
-static void write_seed(const char *dir, int index, const uint8_t *data,
-                       size_t len)
-{
-    char path[4096];
-    snprintf(path, sizeof path, "%s/seed-%d", dir, index);
-    FILE *f = fopen(path, "wb");
-    if (!f)
-        return;
-    fwrite(data, 1, len, f);
-    fclose(f);
-}
-
 /* Seeds the corpus ($ZLINK_FUZZ_SEEDS) with a request, and with frames
  * after one: data, a ping, a fragmented message, a close. */
 int LLVMFuzzerInitialize(int *argc, char ***argv)
@@ -349,7 +261,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     seed[n++] = 0;
     memcpy(seed + n, UPGRADE, sizeof UPGRADE - 1);
     n += sizeof UPGRADE - 1;
-    write_seed(dir, 0, seed, n);
+    fuzz_write_seed(dir, 0, seed, n);
     n = 0;
     seed[n++] = 2; /* frames after a valid upgrade */
     seed[n++] = 3;
@@ -362,16 +274,16 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
                     3);
     n += seed_frame(seed + n, 0x80, "ag", 2);
     n += seed_frame(seed + n, 0x88, "\x03\xe8", 2);
-    write_seed(dir, 1, seed, n);
+    fuzz_write_seed(dir, 1, seed, n);
     seed[0] = 0; /* the same with the request in the input */
     memmove(seed + 2 + sizeof UPGRADE - 1, seed + 2, n - 2);
     memcpy(seed + 2, UPGRADE, sizeof UPGRADE - 1);
-    write_seed(dir, 2, seed, n + sizeof UPGRADE - 1);
+    fuzz_write_seed(dir, 2, seed, n + sizeof UPGRADE - 1);
     for (int client = 0; client < 2; client++) {
         seed[0] = client ? 0x18 : 0x08; /* the decoder alone */
         seed[1] = 0;
         n = 2 + seed_frames(seed + 2, !client);
-        write_seed(dir, 3 + client, seed, n);
+        fuzz_write_seed(dir, 3 + client, seed, n);
     }
     return 0;
 }
@@ -414,22 +326,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     lower->len = len;
     lower->rng = mode;
     zl_stream_deferred_init(&lower->deferred, loop);
-    driver d;
+    static uint8_t frames[2 + 3 + 2 + 6 + 9 + 300];
+    fuzz_driver d;
     memset(&d, 0, sizeof d);
+    d.read_max = 4096;
+    d.frames = frames;
+    d.frames_len = zmtp_frames(frames);
     d.rng = mode * 7u + 1;
     d.writes_left = 3;
-    d.ws = zl_ws_stream_create_server(loop, &lower->base, route, NULL);
-    d.handshake_op = (zl_op){.cb = on_handshake, .data = &d};
-    d.read_op = (zl_op){.cb = on_read, .data = &d};
-    d.write_op = (zl_op){.cb = on_write, .data = &d};
-    zl_stream_handshake(d.ws, &d.handshake_op);
+    fuzz_driver_start(
+        &d, zl_ws_stream_create_server(loop, &lower->base, route, NULL));
     for (int turn = 0; turn < MAX_TURNS && !d.failed; turn++)
         zl_loop_run_once(loop, 0);
-    zl_stream_close(d.ws);
-    /* The cancelled completions, then the filter's own freeing (a timer
-     * of 1 ms): until the loop has been idle a few turns. */
-    for (int turn = 0, idle = 0; turn < 200 && idle < 2; turn++)
-        idle = zl_loop_run_once(loop, 2) == 0 ? idle + 1 : 0;
+    fuzz_driver_close(&d, loop);
     zl_stream_deferred_stop(&lower->deferred);
     free(lower);
     zl_loop_destroy(loop);
