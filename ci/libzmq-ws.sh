@@ -16,6 +16,9 @@
 # apt-get (CI runs as root on a clean Debian 12).
 set -euo pipefail
 
+# shellcheck source=lib/deb-source.sh
+. "$(dirname "$0")/lib/deb-source.sh"
+
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 CACHE_ROOT=${ZLINK_LIBZMQ_WS_CACHE:-$HOME/.cache/zlink-libzmq-ws}
 # Two jobs, no tests, no docs, shared library only: the build is a fixture
@@ -24,49 +27,13 @@ JOBS=2
 
 log() { printf '[libzmq-ws] %s\n' "$*" >&2; }
 
-stamp_key() { sha256sum "$0" | cut -c1-16; }
+# The helper library is part of the recipe: the key covers it too.
+stamp_key() { cat "$0" "$DEB_SOURCE_LIB" | sha256sum | cut -c1-16; }
 
 PREFIX=$CACHE_ROOT/$(stamp_key)
 
 cache_complete() {
     [ -f "$PREFIX/.complete" ] && [ -f "$PREFIX/include/zmq.h" ]
-}
-
-apt_install() {
-    local missing=()
-    for pkg in "$@"; do
-        dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null |
-            grep -q 'install ok installed' || missing+=("$pkg")
-    done
-    [ ${#missing[@]} -eq 0 ] && return 0
-    log "installing ${missing[*]}"
-    [ -n "${ZLINK_APT_UPDATED:-}" ] || apt-get update -qq
-    export ZLINK_APT_UPDATED=1
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
-        --no-install-recommends "${missing[@]}" >/dev/null
-}
-
-# `apt-get source` needs deb-src entries; derive them from the machine's own
-# deb entries (the same file ci/windows-deps.sh writes).
-enable_deb_src() {
-    if grep -rqsE '^(Types:.*deb-src|deb-src )' /etc/apt/sources.list \
-        /etc/apt/sources.list.d/; then
-        return 0
-    fi
-    log "adding deb-src entries derived from the configured deb entries"
-    if [ -f /etc/apt/sources.list.d/debian.sources ]; then
-        sed 's/^Types: deb$/Types: deb-src/' \
-            /etc/apt/sources.list.d/debian.sources \
-            >/etc/apt/sources.list.d/zlink-deb-src.sources
-    elif [ -f /etc/apt/sources.list ]; then
-        sed -n 's/^deb /deb-src /p' /etc/apt/sources.list \
-            >/etc/apt/sources.list.d/zlink-deb-src.list
-    else
-        log "no apt sources found to derive deb-src entries from"
-        exit 1
-    fi
-    apt-get update -qq
-    export ZLINK_APT_UPDATED=1
 }
 
 # CMake rather than autotools: the release tarball's CMakeLists knows
@@ -75,8 +42,7 @@ enable_deb_src() {
 build_libzmq() {
     local work=$1
     log "fetching Debian's zeromq3 source"
-    (cd "$work" && apt-get source -qq zeromq3 >"$work/apt-source.log" 2>&1) ||
-        { cat "$work/apt-source.log" >&2; exit 1; }
+    deb_source "$work" zeromq3
     local src
     src=$(ls -d "$work"/zeromq3-*/ | head -1)
     local build=$work/build
@@ -108,7 +74,6 @@ ensure_libzmq() {
         return 0
     fi
     apt_install build-essential cmake ninja-build dpkg-dev
-    enable_deb_src
     local work
     work=$(mktemp -d "${TMPDIR:-/tmp}/zlink-libzmq-ws.XXXXXX")
     # shellcheck disable=SC2064

@@ -14,14 +14,18 @@
 # and mbedTLS's CMake package: point CMAKE_PREFIX_PATH at it.
 #
 # The source comes through apt with an apt configuration of its own (a
-# trixie deb-src entry, its own lists in a temporary directory): the
-# machine's sources and lists are not touched, and apt checks the archive's
-# signature as usual. Nothing is patched but mbedTLS's configuration, set
-# with its own scripts/config.py as Debian's package does (threads on, so
-# that the library is safe across zlink's I/O threads; deprecated calls
-# warn, so that zlink's -Werror refuses them). Needs root for apt-get (CI
+# trixie deb-src entry, its own lists in a temporary directory; see
+# deb_source_from in ci/lib/deb-source.sh): the machine's sources and lists
+# are not touched, and apt checks the archive's signature as usual. Nothing
+# is patched but mbedTLS's configuration, set with its own scripts/config.py
+# as Debian's package does (threads on, so that the library is safe across
+# zlink's I/O threads; deprecated calls warn, so that zlink's -Werror
+# refuses them). Needs root for apt-get (CI
 # runs as root on a clean Debian 12).
 set -euo pipefail
+
+# shellcheck source=lib/deb-source.sh
+. "$(dirname "$0")/lib/deb-source.sh"
 
 CACHE_ROOT=${ZLINK_MBEDTLS3_CACHE:-$HOME/.cache/zlink-mbedtls3}
 SUITE=trixie
@@ -29,7 +33,8 @@ JOBS=$(nproc 2>/dev/null || echo 2)
 
 log() { printf '[mbedtls3] %s\n' "$*" >&2; }
 
-stamp_key() { sha256sum "$0" | cut -c1-16; }
+# The helper library is part of the recipe: the key covers it too.
+stamp_key() { cat "$0" "$DEB_SOURCE_LIB" | sha256sum | cut -c1-16; }
 
 PREFIX=$CACHE_ROOT/$(stamp_key)
 
@@ -38,56 +43,10 @@ cache_complete() {
         [ -f "$PREFIX/lib/libmbedtls.a" ]
 }
 
-apt_install() {
-    local missing=()
-    for pkg in "$@"; do
-        dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null |
-            grep -q 'install ok installed' || missing+=("$pkg")
-    done
-    [ ${#missing[@]} -eq 0 ] && return 0
-    log "installing ${missing[*]}"
-    [ -n "${ZLINK_APT_UPDATED:-}" ] || apt-get update -qq
-    export ZLINK_APT_UPDATED=1
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
-        --no-install-recommends "${missing[@]}" >/dev/null
-}
-
-# The Debian archive the machine already uses (its mirror, or a snapshot),
-# else Debian's own.
-archive_uri() {
-    local uri=""
-    if [ -f /etc/apt/sources.list.d/debian.sources ]; then
-        uri=$(awk '/^URIs:/ && $2 !~ /security/ {print $2; exit}' \
-            /etc/apt/sources.list.d/debian.sources)
-    fi
-    if [ -z "$uri" ] && [ -f /etc/apt/sources.list ]; then
-        uri=$(awk '$1 == "deb" && $2 !~ /security/ {print $2; exit}' \
-            /etc/apt/sources.list)
-    fi
-    echo "${uri:-http://deb.debian.org/debian}"
-}
-
-# apt-get with the work directory's own sources, lists and cache.
-private_apt() {
-    local work=$1
-    shift
-    apt-get -o Dir::Etc::SourceList="$work/apt/$SUITE.list" \
-        -o Dir::Etc::SourceParts="$work/apt/parts" \
-        -o Dir::State::Lists="$work/apt/lists" \
-        -o Dir::Cache="$work/apt/cache" \
-        -o APT::Sandbox::User=root "$@"
-}
-
 fetch_source() { # <work dir>; prints the unpacked source directory
     local work=$1
-    mkdir -p "$work/apt/parts" "$work/apt/lists/partial" \
-        "$work/apt/cache/archives/partial" "$work/src"
-    echo "deb-src [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg]" \
-        "$(archive_uri) $SUITE main" >"$work/apt/$SUITE.list"
     log "fetching Debian $SUITE's mbedtls source"
-    (private_apt "$work" update -qq &&
-        cd "$work/src" && private_apt "$work" source -qq mbedtls) \
-        >"$work/apt.log" 2>&1 || { cat "$work/apt.log" >&2; exit 1; }
+    deb_source_from "$SUITE" "$work/src" mbedtls
     local src
     src=$(ls -d "$work"/src/mbedtls-*/ | head -1)
     [ -n "$src" ] && [ -f "$src/include/mbedtls/build_info.h" ] ||
