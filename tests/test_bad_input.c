@@ -291,14 +291,8 @@ static int wait_event_either(fixture *f, int a, int b)
 
 static void wait_event(fixture *f, int want)
 {
-    int ev;
-    uint32_t value;
-    uint64_t deadline = zl_test_now_ms() + WAIT_MS;
-    while (zl_test_now_ms() < deadline) {
-        if (next_event(f, 100, &ev, &value) && ev == want)
-            return;
-    }
-    ck_abort_msg("monitor event 0x%x never came", want);
+    ck_assert_msg(zl_test_wait_event(f->monitor, want, 1, WAIT_MS),
+                  "monitor event 0x%x never came", want);
 }
 
 /* The good DEALER sends one message, the ROUTER answers it. */
@@ -933,16 +927,9 @@ START_TEST(many_connections_dropped)
         for (int i = 0; i < COUNT; i++)
             if (fds[i] != RAW_INVALID)
                 raw_close(fds[i]);
-        int disconnected = 0;
-        uint64_t deadline = zl_test_now_ms() + 10000;
-        while (disconnected < COUNT && zl_test_now_ms() < deadline) {
-            int ev;
-            uint32_t value;
-            if (next_event(&f, 100, &ev, &value) &&
-                ev == ZLINK_EVENT_DISCONNECTED)
-                disconnected++;
-        }
-        ck_assert_int_eq(disconnected, COUNT);
+        ck_assert_msg(zl_test_wait_event(f.monitor, ZLINK_EVENT_DISCONNECTED,
+                                         COUNT, 10000),
+                      "fewer than %d DISCONNECTED events", COUNT);
         check_good_peer(&f);
     }
     /* Every accepted socket is closed again (the close follows the
