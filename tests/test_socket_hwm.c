@@ -336,9 +336,8 @@ static void reader_main(void *arg)
         }
         size_t size = zlink_msg_size(&msg);
         const uint8_t *p = zlink_msg_data(&msg);
-        bool ok = size == msg_size(n) && !zlink_msg_more(&msg);
-        for (size_t i = 0; ok && i < size; i++)
-            ok = p[i] == zt_byte(n, i);
+        bool ok = size == msg_size(n) && !zlink_msg_more(&msg) &&
+                  zt_first_wrong_byte(p, size, n) == size;
         zlink_msg_close(&msg);
         if (!ok) {
             snprintf(r->error, sizeof r->error,
@@ -552,6 +551,56 @@ START_TEST(hwm_zero_is_unlimited)
 }
 END_TEST
 
+/* Whether the corruption case flips byte i: every byte of the first
+ * words, around the first 256-byte steps and the 64 KiB one, and of the
+ * tail; a few between. */
+static bool corruption_checked_at(size_t i, size_t size)
+{
+    size_t step = i & 0xff;
+    return i < 64 || (i < 1040 && (step < 8 || step >= 248)) ||
+           (i >= 65536 - 8 && i < 65536 + 8) || i + 16 >= size || i == 4099 ||
+           i == 33333;
+}
+
+/* The suites' byte checks go a word at a time: the pattern is still
+ * zt_byte's at every offset and alignment, and any one wrong byte (at the
+ * start, in a word, in the tail, across a 256 or 64 KiB step) is found
+ * where it is. */
+START_TEST(byte_check_finds_every_wrong_byte)
+{
+    enum { SIZE = 65536 + 613 };
+    uint8_t *buf = malloc(SIZE + 8);
+    ck_assert_ptr_nonnull(buf);
+    for (size_t start = 0; start < 8; start++) {
+        uint8_t *p = buf + start;
+        unsigned seed = 7u * (unsigned)start + 1u;
+        zt_fill(p, SIZE, seed);
+        for (size_t i = 0; i < SIZE; i++)
+            if (p[i] != zt_byte(seed, i))
+                ck_abort_msg("zt_fill: byte %zu (start %zu)", i, start);
+        ck_assert_uint_eq(zt_first_wrong_byte(p, SIZE, seed), SIZE);
+        for (size_t i = 0; i < SIZE; i++) {
+            if (!corruption_checked_at(i, SIZE))
+                continue;
+            for (unsigned flip = 1; flip < 256; flip <<= 1) {
+                p[i] ^= (uint8_t)flip;
+                ck_assert_uint_eq(zt_first_wrong_byte(p, SIZE, seed), i);
+                p[i] ^= (uint8_t)flip;
+            }
+        }
+        /* Two wrong bytes: the first is reported. */
+        p[SIZE - 1] ^= 0x80;
+        p[100] ^= 0x01;
+        ck_assert_uint_eq(zt_first_wrong_byte(p, SIZE, seed), 100);
+        /* Shorter lengths end where they should, in words and bytes. */
+        for (size_t len = 0; len < 40; len++)
+            ck_assert_uint_eq(zt_first_wrong_byte(p, len, seed), len);
+        ck_assert_uint_eq(zt_first_wrong_byte(p, 101, seed), 100);
+    }
+    free(buf);
+}
+END_TEST
+
 static Suite *hwm_suite(void)
 {
     Suite *s = suite_create("socket_hwm");
@@ -581,6 +630,7 @@ static Suite *hwm_suite(void)
     TCase *other = tcase_create("exceptions");
     tcase_add_test(other, router_drops_at_hwm_without_mandatory);
     tcase_add_test(other, hwm_zero_is_unlimited);
+    tcase_add_test(other, byte_check_finds_every_wrong_byte);
     suite_add_tcase(s, other);
     return s;
 }
