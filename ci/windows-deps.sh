@@ -9,10 +9,13 @@
 #                                 (default: $HOME/.cache/zlink-win-deps)
 #
 # Nothing here is patched or committed: `apt-get source` and cargo fetch the
-# exact sources their registries ship, and the cache is keyed on this script and the
-# toolchain file, so editing either rebuilds. Needs root for apt-get (CI runs
+# exact sources their registries ship, and the cache is keyed on this script,
+# ci/lib/deb-source.sh and the toolchain file, so editing any rebuilds. Needs root for apt-get (CI runs
 # as root on a clean Debian 12).
 set -euo pipefail
+
+# shellcheck source=lib/deb-source.sh
+. "$(dirname "$0")/lib/deb-source.sh"
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 DEPS=${ZLINK_DEPS_DIR:-$HOME/.cache/zlink-win-deps}
@@ -23,7 +26,7 @@ JOBS=$(nproc 2>/dev/null || echo 2)
 log() { printf '[windows-deps] %s\n' "$*" >&2; }
 
 stamp_key() {
-    cat "$0" "$TOOLCHAIN" | sha256sum | cut -d' ' -f1
+    cat "$0" "$DEB_SOURCE_LIB" "$TOOLCHAIN" | sha256sum | cut -d' ' -f1
 }
 
 cache_complete() {
@@ -31,43 +34,6 @@ cache_complete() {
         [ -f "$DEPS/include/uv.h" ] && [ -f "$DEPS/include/check.h" ] &&
         [ -f "$DEPS/include/mbedtls/ssl.h" ] &&
         [ -f "$DEPS/include/wslay/wslay.h" ] && [ -f "$DEPS/lib/libwslay.a" ]
-}
-
-apt_install() {
-    local missing=()
-    for pkg in "$@"; do
-        dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null |
-            grep -q 'install ok installed' || missing+=("$pkg")
-    done
-    [ ${#missing[@]} -eq 0 ] && return 0
-    log "installing ${missing[*]}"
-    [ -n "${ZLINK_APT_UPDATED:-}" ] || apt-get update -qq
-    export ZLINK_APT_UPDATED=1
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
-        --no-install-recommends "${missing[@]}" >/dev/null
-}
-
-# `apt-get source` needs deb-src entries; derive them from the machine's own
-# deb entries so the sources match the mirror and snapshot it already uses.
-enable_deb_src() {
-    if grep -rqsE '^(Types:.*deb-src|deb-src )' /etc/apt/sources.list \
-        /etc/apt/sources.list.d/; then
-        return 0
-    fi
-    log "adding deb-src entries derived from the configured deb entries"
-    if [ -f /etc/apt/sources.list.d/debian.sources ]; then
-        sed 's/^Types: deb$/Types: deb-src/' \
-            /etc/apt/sources.list.d/debian.sources \
-            >/etc/apt/sources.list.d/zlink-deb-src.sources
-    elif [ -f /etc/apt/sources.list ]; then
-        sed -n 's/^deb /deb-src /p' /etc/apt/sources.list \
-            >/etc/apt/sources.list.d/zlink-deb-src.list
-    else
-        log "no apt sources found to derive deb-src entries from"
-        exit 1
-    fi
-    apt-get update -qq
-    export ZLINK_APT_UPDATED=1
 }
 
 configure() { # <source dir> <build dir> [cmake options...]
@@ -181,7 +147,6 @@ main() {
     fi
     apt_install mingw-w64 cmake ninja-build dpkg-dev
     command -v cargo >/dev/null || apt_install cargo
-    enable_deb_src
 
     WORK=$(mktemp -d "${TMPDIR:-/tmp}/zlink-win-deps.XXXXXX")
     trap 'rm -rf "$WORK"' EXIT
@@ -189,9 +154,8 @@ main() {
     mkdir -p "$DEPS"
 
     log "fetching sources: $SOURCE_PACKAGES"
-    # apt-get source as root warns that it cannot sandbox the download.
-    (cd "$WORK" && apt-get source -qq $SOURCE_PACKAGES >"$WORK/apt-source.log" 2>&1) ||
-        { cat "$WORK/apt-source.log" >&2; exit 1; }
+    # shellcheck disable=SC2086
+    deb_source "$WORK" $SOURCE_PACKAGES
 
     log "building libuv"
     build_libuv "$(ls -d "$WORK"/libuv1-*/ | head -1)" "$WORK/build-uv"
