@@ -228,7 +228,7 @@ static int wait_timeout(zl_loop *loop, int timeout_ms)
     /* The I/O thread's spin (io_spin.h). */
     if (timeout != 0 &&
         zl_io_spin_for_wake(
-            &loop->wake_pending, &loop->spins_to_skip,
+            &loop->wake_pending, &loop->spin,
             atomic_load_explicit(&loop->spin_ns, memory_order_relaxed)))
         return 0;
     return timeout;
@@ -265,7 +265,12 @@ int zl_loop_run_once(zl_loop *loop, int timeout_ms)
     }
     ran += run_wake(loop);
     ran += zl_timer_heap_run(&loop->timers, zl_loop_now(loop));
-    /* Never carried past the pass: writes wait for reads, not forever. */
-    run_deferred_writes(loop);
+    /* Never carried past the pass: writes wait for reads, not forever.
+     * Their completions run now: left queued, they made the next pass
+     * begin with a wait(0) of their own, one syscall per reply sent. */
+    if (run_deferred_writes(loop)) {
+        ran += zl_completion_queue_run(&loop->completed, run_completion);
+        run_deferred_writes(loop);
+    }
     return ran;
 }
