@@ -14,8 +14,19 @@
 /* An I/O thread waits for the application's next message: the reply of a
  * peer that was itself just woken, which takes a wakeup and then some. */
 #define ZL_IO_SPIN_BEFORE_SLEEP_NS 30000u
-/* Waits that sleep without spinning after a spin that found nothing. */
+/* Waits that sleep without spinning after a spin that found nothing;
+ * doubled by each further miss in a row, up to ZL_IO_SPINS_SKIPPED_MAX,
+ * and back to the first after a spin that found a wake. An I/O thread
+ * whose application answers later than the spin (requests at a modest
+ * rate) then spins once in hundreds of waits. */
 #define ZL_IO_SPINS_SKIPPED_AFTER_A_MISS 16
+#define ZL_IO_SPINS_SKIPPED_MAX 256
+
+/* One loop's spin state. */
+typedef struct zl_io_spin {
+    int spins_to_skip; /* waits that sleep without spinning first */
+    int skips_next;    /* what the next miss sets it to; 0: the first */
+} zl_io_spin;
 
 /* How long an I/O thread spins under the context's spin budget. */
 static inline uint32_t zl_io_spin_within(uint32_t budget_ns)
@@ -35,7 +46,7 @@ static inline uint64_t zl_io_spin_now_ns(void)
  * spin_ns: the application's next message then costs neither side a
  * wakeup. Data from the network needs no watching: the OS wait returns it
  * at once, whatever the timeout. True when a wake came. A spin that found
- * nothing makes the next *spins_to_skip waits sleep at once.
+ * nothing makes the next state->spins_to_skip waits sleep at once.
  *
  * Each round of looks after the first begins with a yield, as an
  * application thread's spin does (wait.h): the thread whose message we
@@ -45,12 +56,12 @@ static inline uint64_t zl_io_spin_now_ns(void)
  * tcp round trips took several times longer, with many more missed spins
  * (bench/NOTES.md, "Spin budget"). Throughput did not move. */
 static inline bool zl_io_spin_for_wake(atomic_bool *wake_pending,
-                                       int *spins_to_skip, uint32_t spin_ns)
+                                       zl_io_spin *state, uint32_t spin_ns)
 {
     if (spin_ns == 0)
         return false;
-    if (*spins_to_skip > 0) {
-        (*spins_to_skip)--;
+    if (state->spins_to_skip > 0) {
+        state->spins_to_skip--;
         return false;
     }
     uint64_t until = zl_io_spin_now_ns() + spin_ns;
@@ -58,14 +69,20 @@ static inline bool zl_io_spin_for_wake(atomic_bool *wake_pending,
         if (!first_round)
             zl_thread_yield();
         for (int i = 0; i < 64; i++) {
-            if (atomic_load_explicit(wake_pending, memory_order_relaxed))
+            if (atomic_load_explicit(wake_pending, memory_order_relaxed)) {
+                state->skips_next = 0;
                 return true;
+            }
             zl_cpu_relax();
         }
         if (zl_io_spin_now_ns() >= until)
             break;
     }
-    *spins_to_skip = ZL_IO_SPINS_SKIPPED_AFTER_A_MISS;
+    int skips = state->skips_next ? state->skips_next
+                                  : ZL_IO_SPINS_SKIPPED_AFTER_A_MISS;
+    state->spins_to_skip = skips;
+    state->skips_next =
+        skips < ZL_IO_SPINS_SKIPPED_MAX ? skips * 2 : ZL_IO_SPINS_SKIPPED_MAX;
     return false;
 }
 

@@ -23,8 +23,14 @@
 /* How long an application thread spins before it sleeps. Longer than a
  * wakeup costs is pointless; much shorter misses a busy peer's messages. */
 #define ZL_WAIT_SPIN_NS 10000u
-/* Waits that skip the spin after one that found nothing. */
+/* Waits that skip the spin after one that found nothing. Each further
+ * miss in a row doubles it, up to ZL_WAIT_SKIPS_MAX: a peer that always
+ * answers later than the budget (a request at a modest rate across
+ * processes) then costs a spin once in hundreds of waits, not once in 17.
+ * A spin that finds its message, or a sleep that a spin would have
+ * caught, starts again at the first. */
 #define ZL_WAIT_SKIPS_AFTER_A_MISS 16
+#define ZL_WAIT_SKIPS_MAX 256
 /* A receive whose last message was already waiting is streaming: its
  * writer, another application thread, is the slower side. Looking at the
  * pipe again at once then costs that writer the most: each look takes the
@@ -45,6 +51,7 @@
 /* One waiter's spin state: a socket's receives, or one thread's polls. */
 typedef struct zl_waiter {
     int spins_to_skip; /* waits that sleep without spinning */
+    int skips_next;    /* what the next miss sets it to; 0: the first */
     uint32_t spin_ns;  /* how long the next spin lasts; 0: ZL_WAIT_SPIN_NS */
 } zl_waiter;
 
@@ -84,9 +91,15 @@ static inline void zl_wait_pause(uint32_t ns)
     while (uv_hrtime() < until);
 }
 
-/* A spin that ran out: the next waits sleep at once, and the one after
- * them spins ZL_WAIT_SPIN_NS. */
+/* A spin that ran out: the next waits sleep at once (more of them after
+ * each miss in a row), and the one after them spins ZL_WAIT_SPIN_NS. */
 void zl_wait_missed(zl_waiter *w);
+
+/* A spin that found what it waited for: misses in a row start over. */
+static inline void zl_wait_hit(zl_waiter *w)
+{
+    w->skips_next = 0;
+}
 
 /* Adaptation, within the context's budget (ZLINK_SPIN_BUDGET): a receive
  * that slept, and whose message came within the budget of the wait's
@@ -133,6 +146,8 @@ static inline int zl_wait_spin(zl_waiter *w, uint64_t until, uint32_t gap_ns,
         }
         for (int i = 0; i < looks_per_round; i++) {
             int found = look(arg);
+            if (found > 0)
+                zl_wait_hit(w);
             if (found != 0)
                 return found;
             if (gap_ns)
