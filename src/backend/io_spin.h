@@ -22,6 +22,12 @@
 #define ZL_IO_SPINS_SKIPPED_AFTER_A_MISS 16
 #define ZL_IO_SPINS_SKIPPED_MAX 256
 
+/* A yield that kept the thread off its CPU this long let another thread
+ * run: with more runnable threads than CPUs, a spin only delays the ones
+ * it waits for, so it ends as a miss that skips the most spins (as an
+ * application's, wait.h). */
+#define ZL_IO_SPIN_CONTENDED_NS 50000u
+
 /* One loop's spin state. */
 typedef struct zl_io_spin {
     int spins_to_skip; /* waits that sleep without spinning first */
@@ -54,7 +60,8 @@ static inline uint64_t zl_io_spin_now_ns(void)
  * waited for the spin to end. That spin then missed, the next waits slept,
  * and each message from a thread on the other CPU paid a wakeup there:
  * tcp round trips took several times longer, with many more missed spins
- * (bench/NOTES.md, "Spin budget"). Throughput did not move. */
+ * (bench/NOTES.md, "Spin budget"). Throughput did not move. A yield
+ * that kept the thread off its CPU ends the spin after that round. */
 static inline bool zl_io_spin_for_wake(atomic_bool *wake_pending,
                                        zl_io_spin *state, uint32_t spin_ns)
 {
@@ -65,19 +72,26 @@ static inline bool zl_io_spin_for_wake(atomic_bool *wake_pending,
         return false;
     }
     uint64_t until = zl_io_spin_now_ns() + spin_ns;
+    bool contended = false;
     for (bool first_round = true;; first_round = false) {
-        if (!first_round)
+        if (!first_round) {
+            uint64_t before = zl_io_spin_now_ns();
             zl_thread_yield();
+            contended = zl_io_spin_now_ns() - before > ZL_IO_SPIN_CONTENDED_NS;
+        }
         for (int i = 0; i < 64; i++) {
             if (atomic_load_explicit(wake_pending, memory_order_relaxed)) {
-                state->skips_next = 0;
+                if (!contended)
+                    state->skips_next = 0;
                 return true;
             }
             zl_cpu_relax();
         }
-        if (zl_io_spin_now_ns() >= until)
+        if (contended || zl_io_spin_now_ns() >= until)
             break;
     }
+    if (contended)
+        state->skips_next = ZL_IO_SPINS_SKIPPED_MAX;
     int skips = state->skips_next ? state->skips_next
                                   : ZL_IO_SPINS_SKIPPED_AFTER_A_MISS;
     state->spins_to_skip = skips;

@@ -44,6 +44,13 @@
  * up to one gap. 4 µs trades a little of that latency for most of the
  * batching (bench/NOTES.md, "Streaming gap"). */
 #define ZL_WAIT_STREAMING_GAP_NS 4000u
+/* A yield during a spin that kept the thread off its CPU this long let
+ * another thread run there: the machine has more runnable threads than
+ * CPUs. A spin then only takes the CPU from the threads it waits for
+ * (the peer's, in another process too), so it stops as a miss that skips
+ * the most spins, and a message it finds all the same does not count as a
+ * hit. */
+#define ZL_WAIT_CONTENDED_NS 50000u
 /* How long a pipe's reader that follows its writer closely waits for the
  * writer to publish a batch before it looks again (pipe.c, refill). */
 #define ZL_WAIT_BATCH_NS 1000u
@@ -130,7 +137,9 @@ void zl_wait_adapt(zl_waiter *w, uint64_t waited, uint32_t budget_ns);
  * yield, and the spin stops, not as a miss, once still_clear says the
  * thread shares an I/O thread's CPU. A yield comes before a round of
  * looks, never last: the thread it let run may have held the CPU past the
- * spin's end, and the message has likely come meanwhile.
+ * spin's end, and the message has likely come meanwhile. A yield that
+ * kept the thread off its CPU (ZL_WAIT_CONTENDED_NS) ends the spin as a
+ * miss after that round.
  *
  * Inline, so that each caller's look is inlined into its loop. */
 static inline int zl_wait_spin(zl_waiter *w, uint64_t until, uint32_t gap_ns,
@@ -138,15 +147,18 @@ static inline int zl_wait_spin(zl_waiter *w, uint64_t until, uint32_t gap_ns,
                                zl_wait_clear_fn still_clear, void *arg)
 {
     int looks_per_round = gap_ns ? 1 : 16;
+    bool contended = false;
     for (bool first_round = true;; first_round = false) {
         if (gives_way && !first_round) {
             if (!still_clear(arg))
                 return 0;
+            uint64_t before = uv_hrtime();
             zl_thread_yield();
+            contended = uv_hrtime() - before > ZL_WAIT_CONTENDED_NS;
         }
         for (int i = 0; i < looks_per_round; i++) {
             int found = look(arg);
-            if (found > 0)
+            if (found > 0 && !contended)
                 zl_wait_hit(w);
             if (found != 0)
                 return found;
@@ -155,9 +167,11 @@ static inline int zl_wait_spin(zl_waiter *w, uint64_t until, uint32_t gap_ns,
             else
                 zl_cpu_relax();
         }
-        if (uv_hrtime() >= until)
+        if (contended || uv_hrtime() >= until)
             break;
     }
+    if (contended)
+        w->skips_next = ZL_WAIT_SKIPS_MAX;
     zl_wait_missed(w);
     return 0;
 }

@@ -74,6 +74,7 @@ struct zl_loop {
     struct zl_completion_queue completed; /* not yet dispatched */
     struct zl_timer_heap timers;
     zl_io_spin spin;     /* when a wait spins first (io_spin.h) */
+    bool read_last_pass; /* the last pass served reads: a wait may spin */
     atomic_uint spin_ns; /* how long a wait spins first (io_spin.h) */
     struct zl_poller poller;
 };
