@@ -165,11 +165,20 @@ static void set_int(void *s, int option, int value)
         die("zmq_setsockopt(%d): %s", option, zmq_strerror(zmq_errno()));
 }
 
+/* --spin-budget: ZLINK_SPIN_BUDGET for both processes (zlink only); -1
+ * keeps the library's default. */
+static int spin_budget_us = -1;
+
 static void *new_ctx(long sockets)
 {
     void *ctx = zmq_ctx_new();
     if (!ctx)
         die("zmq_ctx_new: %s", zmq_strerror(zmq_errno()));
+#if defined(BENCH_ZLINK)
+    if (spin_budget_us >= 0 &&
+        zmq_ctx_set(ctx, ZLINK_SPIN_BUDGET, spin_budget_us) != 0)
+        die("zmq_ctx_set(SPIN_BUDGET): %s", zmq_strerror(zmq_errno()));
+#endif
     if (zmq_ctx_set(ctx, ZMQ_MAX_SOCKETS, (int)sockets + 16) != 0)
         die("zmq_ctx_set(MAX_SOCKETS): %s", zmq_strerror(zmq_errno()));
     return ctx;
@@ -767,7 +776,9 @@ static void usage(void)
             "       game_bench_%s --rate R [--size S]\n"
             "       game_bench_%s --idle N\n"
             "  common: --seconds D (window, default 2), --warmup-s W "
-            "(default 0.5), --backlog B (default: the library's)\n"
+            "(default 0.5), --backlog B (default: the library's),\n"
+            "  --spin-budget US (zlink: ZLINK_SPIN_BUDGET of both "
+            "processes)\n"
             "  --header prints the CSV header of the mode given\n",
             LIB_NAME, LIB_NAME, LIB_NAME);
     exit(2);
@@ -822,6 +833,11 @@ int main(int argc, char **argv)
             cfg.warmup_s = atof(v);
         } else if (strcmp(a, "--backlog") == 0) {
             cfg.backlog = (int)parse_long(v, "backlog");
+        } else if (strcmp(a, "--spin-budget") == 0) {
+#if !defined(BENCH_ZLINK)
+            die("--spin-budget is zlink's (ZLINK_SPIN_BUDGET)");
+#endif
+            spin_budget_us = (int)parse_long(v, "spin budget");
         } else {
             usage();
         }

@@ -432,6 +432,142 @@ START_TEST(poller_eterm)
 }
 END_TEST
 
+/* The poller's signaler as the OS sees it: whether it was ever raised.
+ * Linux names an eventfd in /proc, with its counter; elsewhere, NULL. */
+#if defined(__linux__)
+#include <dirent.h>
+#include <unistd.h>
+
+#define MAX_FDS 4096
+
+/* Marks the eventfds this process has open in is_eventfd. */
+static void list_eventfds(bool *is_eventfd)
+{
+    memset(is_eventfd, 0, MAX_FDS * sizeof *is_eventfd);
+    DIR *dir = opendir("/proc/self/fd");
+    ck_assert_ptr_nonnull(dir);
+    struct dirent *e;
+    while ((e = readdir(dir)) != NULL) {
+        int fd = atoi(e->d_name);
+        char path[64], target[64];
+        snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
+        ssize_t n = readlink(path, target, sizeof target - 1);
+        if (n <= 0 || fd < 0 || fd >= MAX_FDS)
+            continue;
+        target[n] = 0;
+        is_eventfd[fd] = strcmp(target, "anon_inode:[eventfd]") == 0;
+    }
+    closedir(dir);
+}
+
+/* The eventfd a new poller opened: the one not open before it. */
+static int new_eventfd(const bool *before)
+{
+    static bool after[MAX_FDS];
+    list_eventfds(after);
+    int found = -1;
+    for (int fd = 0; fd < MAX_FDS; fd++)
+        if (after[fd] && !before[fd]) {
+            ck_assert_int_eq(found, -1);
+            found = fd;
+        }
+    ck_assert_int_ge(found, 0);
+    return found;
+}
+
+/* How many raises the eventfd counted since it was last reset. */
+static unsigned long long eventfd_count(int fd)
+{
+    char path[64], line[128];
+    snprintf(path, sizeof path, "/proc/self/fdinfo/%d", fd);
+    FILE *f = fopen(path, "r");
+    ck_assert_ptr_nonnull(f);
+    unsigned long long count = ~0ull;
+    while (fgets(line, sizeof line, f))
+        if (strncmp(line, "eventfd-count:", 14) == 0)
+            count = strtoull(line + 14, NULL, 16);
+    fclose(f);
+    ck_assert(count != ~0ull);
+    return count;
+}
+
+/* A poller that nobody sleeps on and whose handle was not given out never
+ * raises its signaler, however many messages its socket takes in: an
+ * application that receives between its waits pays no system call, and
+ * no lock, for the poller per message. Once the handle is given out, it
+ * follows the sockets' readiness from the first message on. */
+START_TEST(poller_unwatched_signaler_stays_quiet)
+{
+    static bool before[MAX_FDS];
+    void *ctx = zt_ctx();
+    pair p = pair_open(ctx, _i == 0 ? ZT_INPROC : ZT_TCP4);
+    list_eventfds(before);
+    void *poller = poller_new();
+    int signaler = new_eventfd(before);
+    ck_assert_int_eq(zlink_poller_add(poller, p.b, NULL, ZLINK_POLLIN), 0);
+    for (int i = 0; i < 20; i++) {
+        zt_send_str(p.a, "ping", 0);
+        ck_assert(zl_test_wait_events(p.b, ZLINK_POLLIN, ZLINK_POLLIN,
+                                      ZT_TIMEOUT_MS));
+        ck_assert_uint_eq(eventfd_count(signaler), 0);
+        zt_recv_str(p.b, "ping");
+    }
+    zlink_poller_event_t ev;
+    assert_fails(zlink_poller_wait(poller, &ev, 0), EAGAIN);
+    ck_assert_uint_eq(eventfd_count(signaler), 0);
+
+    /* A message waiting when the handle is given out makes it readable
+     * at once; a socket that was ready and no longer is does not. */
+    zt_send_str(p.a, "one", 0);
+    zt_recv_str(p.b, "one");
+    zt_send_str(p.a, "two", 0);
+    ck_assert(
+        zl_test_wait_events(p.b, ZLINK_POLLIN, ZLINK_POLLIN, ZT_TIMEOUT_MS));
+    zlink_fd_t fd;
+    ck_assert_int_eq(zlink_poller_fd(poller, &fd), 0);
+    ck_assert_int_eq((int)fd, signaler);
+    ck_assert(fd_readable(fd, 0));
+    zt_recv_str(p.b, "two");
+    ck_assert(!fd_readable(fd, 0));
+    zt_send_str(p.a, "three", 0);
+    ck_assert(fd_readable(fd, ZT_TIMEOUT_MS));
+    zt_recv_str(p.b, "three");
+    ck_assert(!fd_readable(fd, 0));
+
+    poller_destroy(poller);
+    pair_close(&p);
+    zt_term(ctx);
+}
+END_TEST
+#endif
+
+/* A handle given out after the socket was ready and read without a wait:
+ * the stale entry does not make it readable. */
+START_TEST(poller_fd_given_after_traffic)
+{
+    void *ctx = zt_ctx();
+    pair p = pair_open(ctx, _i == 0 ? ZT_INPROC : ZT_TCP4);
+    void *poller = poller_new();
+    ck_assert_int_eq(zlink_poller_add(poller, p.b, NULL, ZLINK_POLLIN), 0);
+    zt_send_str(p.a, "one", 0);
+    zt_recv_str(p.b, "one");
+    zlink_fd_t fd;
+    ck_assert_int_eq(zlink_poller_fd(poller, &fd), 0);
+    ck_assert(!fd_readable(fd, 0));
+    zt_send_str(p.a, "two", 0);
+    ck_assert(fd_readable(fd, ZT_TIMEOUT_MS));
+    /* Readable may come first from another command (tcp): "two" follows. */
+    zlink_poller_event_t ev;
+    ck_assert_int_eq(zlink_poller_wait(poller, &ev, ZT_TIMEOUT_MS), 0);
+    ck_assert_ptr_eq(ev.socket, p.b);
+    zt_recv_str(p.b, "two");
+    ck_assert(!fd_readable(fd, 0));
+    poller_destroy(poller);
+    pair_close(&p);
+    zt_term(ctx);
+}
+END_TEST
+
 typedef struct delayed_send {
     void *socket;
     int delay_ms;
@@ -522,6 +658,10 @@ static Suite *poller_suite(void)
     tcase_add_loop_test(api, poller_pollin, ZT_INPROC, ZT_INPROC + 1);
     tcase_add_loop_test(api, poller_pollout, 0, 2);
     tcase_add_loop_test(api, poller_fd_level_triggered, 0, 2);
+    tcase_add_loop_test(api, poller_fd_given_after_traffic, 0, 2);
+#if defined(__linux__)
+    tcase_add_loop_test(api, poller_unwatched_signaler_stays_quiet, 0, 2);
+#endif
     tcase_add_test(api, poller_many_sockets);
     tcase_add_test(api, poller_raw_fd);
     tcase_add_test(api, poller_remove_and_close_while_ready);

@@ -1,11 +1,16 @@
 /* test_spin_budget.c — the context's spin budget (ZLINK_SPIN_BUDGET): its
- * values, and that a budget of 0 lets a waiting thread sleep at once, so
- * that it costs no CPU between messages. */
+ * values, that a budget of 0 lets a waiting thread sleep at once, so that
+ * it costs no CPU between messages, and how spins that keep missing are
+ * skipped (wait.h, io_spin.h). */
 #include <check.h>
 #include <stdatomic.h>
 #include <time.h>
 
 #include "socket_testutil.h"
+#include "wait.h"
+#if !defined(_WIN32)
+#include "io_spin.h"
+#endif
 
 START_TEST(budget_has_a_default_and_a_range)
 {
@@ -131,6 +136,70 @@ START_TEST(no_budget_blocking_receive_sleeps_tcp)
 }
 END_TEST
 
+/* Misses in a row skip more and more spins, up to the cap; a spin that
+ * finds its message, or a sleep that a spin would have caught, starts
+ * over at the first count. */
+START_TEST(missed_spins_back_off)
+{
+    zl_waiter w = {0};
+    int expected = ZL_WAIT_SKIPS_AFTER_A_MISS;
+    for (int miss = 0; miss < 8; miss++) {
+        zl_wait_missed(&w);
+        ck_assert_int_eq(w.spins_to_skip, expected);
+        ck_assert_uint_eq(w.spin_ns, 0);
+        if (expected < ZL_WAIT_SKIPS_MAX)
+            expected *= 2;
+    }
+    ck_assert_int_eq(w.spins_to_skip, ZL_WAIT_SKIPS_MAX);
+    zl_wait_hit(&w);
+    zl_wait_missed(&w);
+    ck_assert_int_eq(w.spins_to_skip, ZL_WAIT_SKIPS_AFTER_A_MISS);
+    zl_wait_missed(&w);
+    ck_assert_int_eq(w.spins_to_skip, 2 * ZL_WAIT_SKIPS_AFTER_A_MISS);
+    /* A sleep that came within the budget: spin about that long next. */
+    zl_wait_adapt(&w, 20000, 30000);
+    ck_assert_int_eq(w.spins_to_skip, 0);
+    ck_assert_uint_eq(w.spin_ns, 25000);
+    zl_wait_missed(&w);
+    ck_assert_int_eq(w.spins_to_skip, ZL_WAIT_SKIPS_AFTER_A_MISS);
+    /* One later than the budget changes nothing. */
+    zl_wait_adapt(&w, 40000, 30000);
+    ck_assert_int_eq(w.spins_to_skip, ZL_WAIT_SKIPS_AFTER_A_MISS);
+}
+END_TEST
+
+#if !defined(_WIN32)
+/* The I/O thread's spin alike: each miss in a row skips twice as many
+ * waits, up to the cap, and a wake found while spinning starts over. */
+START_TEST(io_thread_missed_spins_back_off)
+{
+    atomic_bool wake;
+    atomic_init(&wake, false);
+    zl_io_spin state = {0};
+    int expected = ZL_IO_SPINS_SKIPPED_AFTER_A_MISS;
+    for (int miss = 0; miss < 7; miss++) {
+        ck_assert(!zl_io_spin_for_wake(&wake, &state, 1000));
+        ck_assert_int_eq(state.spins_to_skip, expected);
+        for (int i = 0; i < expected; i++)
+            ck_assert(!zl_io_spin_for_wake(&wake, &state, 1000));
+        ck_assert_int_eq(state.spins_to_skip, 0);
+        if (expected < ZL_IO_SPINS_SKIPPED_MAX)
+            expected *= 2;
+    }
+    ck_assert_int_eq(expected, ZL_IO_SPINS_SKIPPED_MAX);
+    atomic_store(&wake, true);
+    ck_assert(zl_io_spin_for_wake(&wake, &state, 1000));
+    atomic_store(&wake, false);
+    ck_assert(!zl_io_spin_for_wake(&wake, &state, 1000));
+    ck_assert_int_eq(state.spins_to_skip, ZL_IO_SPINS_SKIPPED_AFTER_A_MISS);
+    /* No budget: never spins, never counts a miss. */
+    state = (zl_io_spin){0};
+    ck_assert(!zl_io_spin_for_wake(&wake, &state, 0));
+    ck_assert_int_eq(state.spins_to_skip, 0);
+}
+END_TEST
+#endif
+
 int main(void)
 {
     Suite *s = suite_create("spin_budget");
@@ -139,6 +208,10 @@ int main(void)
     tcase_add_test(tc, no_budget_blocking_receive_sleeps_inproc);
     tcase_add_test(tc, no_budget_poll_sleeps_inproc);
     tcase_add_test(tc, no_budget_blocking_receive_sleeps_tcp);
+    tcase_add_test(tc, missed_spins_back_off);
+#if !defined(_WIN32)
+    tcase_add_test(tc, io_thread_missed_spins_back_off);
+#endif
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

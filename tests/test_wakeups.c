@@ -15,6 +15,7 @@
 
 #include "atomics.h"
 #include "backend.h"
+#include "io_spin.h"
 #include "socket.h"
 #include "socket_testutil.h"
 #include "wait.h"
@@ -400,6 +401,69 @@ START_TEST(tcp_receive_on_the_io_threads_cpu_never_spins)
     unpin(&allowed);
 }
 END_TEST
+
+/* A thread that keeps its CPU busy until told to stop. */
+typedef struct busy_thread {
+    int cpu;
+    atomic_bool running, stop;
+} busy_thread;
+
+static void busy_main(void *arg)
+{
+    busy_thread *b = arg;
+    ck_assert(pin_to(b->cpu));
+    atomic_store(&b->running, true);
+    while (!atomic_load(&b->stop))
+        ;
+}
+
+static int never_found(void *arg)
+{
+    (void)arg;
+    return 0;
+}
+
+static bool always_clear(void *arg)
+{
+    (void)arg;
+    return true;
+}
+
+/* With another runnable thread on its CPU, a spin's yield lets that thread
+ * run for a time slice: the spin stops as a miss that skips the most
+ * spins, for an application thread and for an I/O thread alike, rather
+ * than keep taking the CPU from the threads it waits for. */
+START_TEST(spin_on_a_busy_cpu_backs_off_the_most)
+{
+    cpu_set_t allowed;
+    int a, b;
+    allowed_cpus(&allowed, &a, &b);
+    ck_assert(pin_to(a));
+    busy_thread busy = {.cpu = a};
+    atomic_init(&busy.running, false);
+    atomic_init(&busy.stop, false);
+    uv_thread_t thread;
+    ck_assert_int_eq(uv_thread_create(&thread, busy_main, &busy), 0);
+    while (!atomic_load(&busy.running))
+        zl_thread_yield();
+
+    zl_waiter w = {0};
+    uint64_t until = uv_hrtime() + 20000000u; /* 20 ms: many yields */
+    ck_assert_int_eq(
+        zl_wait_spin(&w, until, 0, true, never_found, always_clear, NULL), 0);
+    ck_assert_int_eq(w.spins_to_skip, ZL_WAIT_SKIPS_MAX);
+
+    atomic_bool wake;
+    atomic_init(&wake, false);
+    zl_io_spin io = {0};
+    ck_assert(!zl_io_spin_for_wake(&wake, &io, 20000000u));
+    ck_assert_int_eq(io.spins_to_skip, ZL_IO_SPINS_SKIPPED_MAX);
+
+    atomic_store(&busy.stop, true);
+    uv_thread_join(&thread);
+    unpin(&allowed);
+}
+END_TEST
 #endif
 
 int main(void)
@@ -420,6 +484,7 @@ int main(void)
 #if defined(__linux__)
     tcase_add_test(tc, spin_is_clear_only_off_the_io_threads_cpu);
     tcase_add_test(tc, tcp_receive_on_the_io_threads_cpu_never_spins);
+    tcase_add_test(tc, spin_on_a_busy_cpu_backs_off_the_most);
 #endif
     suite_add_tcase(s, tc);
     return zl_test_run(s);

@@ -3,13 +3,19 @@
  *
  * Each socket keeps the list of poller items watching it (zl_poll_links).
  * When a command reaches its mailbox, the thread that sent it pushes those
- * items onto their pollers' ready lists and raises each poller's signaler
- * on the empty-to-non-empty edge. A wait takes the ready list, asks each
- * socket on it for its events, and puts back the ones still ready: level
- * triggered, as libzmq's, at the cost of the sockets with something to do
- * only. The signaler stays raised while the list is not empty, which makes
- * it the handle zlink_poller_fd gives out. Raw fds are polled by the OS,
- * together with the signaler, in one call. */
+ * items onto their pollers' ready lists. A wait takes the ready list, asks
+ * each socket on it for its events, and puts back the ones still ready:
+ * level triggered, as libzmq's, at the cost of the sockets with something
+ * to do only. Raw fds are polled by the OS, together with the signaler, in
+ * one call.
+ *
+ * The signaler is raised only when someone can see it: while a wait
+ * sleeps, or once zlink_poller_fd gave it out. A poller nobody sleeps on
+ * (an application that receives between waits, or waits with a zero
+ * timeout) then costs the signalling thread no system call and the owner
+ * no reset and no lock per send or receive. Once given out, the signaler
+ * follows the list: raised while it is not empty, which a send or receive
+ * keeps true (zl_poller_recheck). */
 #include "poller.h"
 
 #include <errno.h>
@@ -49,7 +55,11 @@ struct zl_poller {
     /* Shared with the threads that signal the sockets. */
     uv_mutex_t lock;
     zl_signaler signaler;
-    bool raised; /* the signaler is raised: the ready list is not empty */
+    bool raised;   /* the signaler is raised (the list is not empty) */
+    bool sleeping; /* a wait sleeps on the signaler */
+    /* zlink_poller_fd gave the signaler out. Set once, by the owner; read
+     * by the sockets' owners (zl_poller_recheck) without the lock. */
+    atomic_bool fd_given;
     zl_poller_item **ready;
     size_t ready_count, ready_capacity; /* capacity >= socket items */
 };
@@ -62,7 +72,9 @@ static void queue_locked(zl_poller *p, zl_poller_item *item)
         return;
     p->ready[p->ready_count++] = item;
     item->ready_slot = p->ready_count;
-    if (!p->raised) {
+    if (!p->raised &&
+        (p->sleeping ||
+         atomic_load_explicit(&p->fd_given, memory_order_relaxed))) {
         p->raised = true;
         zl_signaler_send(&p->signaler);
     }
@@ -163,14 +175,20 @@ static void unlink_item(zl_socket *s, zl_poller_item *item)
 void zl_poller_recheck(zl_socket *s)
 {
     /* The owner thread is the only one that changes the list: it reads it
-     * without the lock. Events first: taking commands in may signal other
-     * sockets, whose notify must not wait on a lock held here. */
-    int events = zl_socket_events(s);
+     * without the lock. Only a signaler that was given out must follow
+     * the list at once; a wait drops what is no longer ready by itself.
+     * Events before the lock: taking commands in may signal other sockets,
+     * whose notify must not wait on a lock held here. */
+    int events = -1;
     zl_poll_links *links = &s->pollers;
     int n = atomic_load_explicit(&links->count, memory_order_relaxed);
     for (int i = 0; i < n; i++) {
         zl_poller_item *item = links->items[i];
         zl_poller *p = item->poller;
+        if (!atomic_load_explicit(&p->fd_given, memory_order_relaxed))
+            continue;
+        if (events < 0)
+            events = zl_socket_events(s);
         uv_mutex_lock(&p->lock);
         if (events & item->events) {
             queue_locked(p, item);
@@ -223,6 +241,7 @@ void *zlink_poller_new(void)
         return NULL;
     }
     uv_mutex_init(&p->lock);
+    atomic_init(&p->fd_given, false);
     p->magic = POLLER_MAGIC;
     return p;
 }
@@ -259,6 +278,8 @@ int zlink_poller_size(void *handle)
     return p ? (int)p->count : -1;
 }
 
+static int check_ready(zl_poller *p, zlink_poller_event_t *events, int n);
+
 int zlink_poller_fd(void *handle, zlink_fd_t *fd)
 {
     zl_poller *p = poller_from_handle(handle);
@@ -267,6 +288,15 @@ int zlink_poller_fd(void *handle, zlink_fd_t *fd)
     if (!fd) {
         errno = EFAULT;
         return -1;
+    }
+    if (!atomic_load_explicit(&p->fd_given, memory_order_relaxed)) {
+        /* From now on the signaler follows the list. The list may hold
+         * sockets that are no longer ready: looked at once more, so that
+         * the handle is readable only for one that is. */
+        atomic_store_explicit(&p->fd_given, true, memory_order_relaxed);
+        int saved = errno;
+        check_ready(p, NULL, 0); /* an error is the next wait's to report */
+        errno = saved;
     }
     *fd = (zlink_fd_t)zl_signaler_fd(&p->signaler);
     return 0;
@@ -489,7 +519,8 @@ static void put_event(zlink_poller_event_t *event, const zl_poller_item *item,
 
 /* Takes the ready list, reports up to n of its sockets, and puts back every
  * one still ready (and any it had no room to report). Returns how many it
- * reported, or -1 (ETERM, ENOTSOCK). */
+ * reported, or -1 (ETERM, ENOTSOCK). With events NULL, reports nothing and
+ * puts back the ready ones only. */
 static int check_ready(zl_poller *p, zlink_poller_event_t *events, int n)
 {
     uv_mutex_lock(&p->lock);
@@ -523,11 +554,11 @@ static int check_ready(zl_poller *p, zlink_poller_event_t *events, int n)
         } else if (rc == 0 && zl_ctx_terminating(item->socket->ctx)) {
             errno = ETERM;
             rc = -1;
-        } else if (rc == 0 && found < n) {
+        } else if (rc == 0 && (!events || found < n)) {
             short ready =
                 (short)(zl_socket_events(item->socket) & item->events);
             keep = ready != 0;
-            if (ready)
+            if (ready && events)
                 put_event(&events[found++], item, ready);
         }
         if (keep)
@@ -599,6 +630,29 @@ static int poll_fds(zl_poller *p, zlink_poller_event_t *events, int n,
     return found;
 }
 
+/* A wait is about to sleep on the signaler: from now on a socket that
+ * signals raises it. False when one signalled since the last look (the
+ * list is not empty): look again instead. */
+static bool sleep_begins(zl_poller *p)
+{
+    uv_mutex_lock(&p->lock);
+    bool empty = p->ready_count == 0;
+    if (empty)
+        p->sleeping = true;
+    uv_mutex_unlock(&p->lock);
+    return empty;
+}
+
+/* The wait woke: signals stop raising the signaler again, unless it was
+ * given out. A raise that came meanwhile is lowered by the next look that
+ * empties the list. */
+static void sleep_ends(zl_poller *p)
+{
+    uv_mutex_lock(&p->lock);
+    p->sleeping = false;
+    uv_mutex_unlock(&p->lock);
+}
+
 /* libzmq's answers for a poller with nothing to wait on: EFAULT rather
  * than sleep forever, else EAGAIN once the timeout has passed. */
 static int wait_on_nothing(long timeout)
@@ -653,14 +707,18 @@ int zlink_poller_wait_all(void *handle, zlink_poller_event_t *events,
         if (found < 0)
             return -1;
         int wait = found > 0 ? 0 : remaining_ms(timeout, deadline);
-        if (p->fd_count > 0) {
+        if (wait != 0 && !sleep_begins(p))
+            continue; /* a socket signalled since the look: look again */
+        int rc = 0;
+        if (p->fd_count > 0)
             found = poll_fds(p, events, n_events, found, wait);
-        } else if (wait != 0) {
-            int rc = zl_signaler_wait(&p->signaler, wait);
-            if (rc != 0 && rc != -EAGAIN) {
-                errno = -rc;
-                return -1;
-            }
+        else if (wait != 0)
+            rc = zl_signaler_wait(&p->signaler, wait);
+        if (wait != 0)
+            sleep_ends(p);
+        if (rc != 0 && rc != -EAGAIN) {
+            errno = -rc;
+            return -1;
         }
         if (found < 0)
             return -1;

@@ -3,7 +3,9 @@
 
 void zl_wait_missed(zl_waiter *w)
 {
-    w->spins_to_skip = ZL_WAIT_SKIPS_AFTER_A_MISS;
+    int skips = w->skips_next ? w->skips_next : ZL_WAIT_SKIPS_AFTER_A_MISS;
+    w->spins_to_skip = skips;
+    w->skips_next = skips < ZL_WAIT_SKIPS_MAX ? skips * 2 : ZL_WAIT_SKIPS_MAX;
     w->spin_ns = 0;
 }
 
@@ -19,4 +21,5 @@ void zl_wait_adapt(zl_waiter *w, uint64_t waited, uint32_t budget_ns)
         spin = budget_ns;
     w->spin_ns = (uint32_t)spin;
     w->spins_to_skip = 0;
+    w->skips_next = 0;
 }

@@ -23,8 +23,14 @@
 /* How long an application thread spins before it sleeps. Longer than a
  * wakeup costs is pointless; much shorter misses a busy peer's messages. */
 #define ZL_WAIT_SPIN_NS 10000u
-/* Waits that skip the spin after one that found nothing. */
+/* Waits that skip the spin after one that found nothing. Each further
+ * miss in a row doubles it, up to ZL_WAIT_SKIPS_MAX: a peer that always
+ * answers later than the budget (a request at a modest rate across
+ * processes) then costs a spin once in hundreds of waits, not once in 17.
+ * A spin that finds its message, or a sleep that a spin would have
+ * caught, starts again at the first. */
 #define ZL_WAIT_SKIPS_AFTER_A_MISS 16
+#define ZL_WAIT_SKIPS_MAX 256
 /* A receive whose last message was already waiting is streaming: its
  * writer, another application thread, is the slower side. Looking at the
  * pipe again at once then costs that writer the most: each look takes the
@@ -38,6 +44,13 @@
  * up to one gap. 4 µs trades a little of that latency for most of the
  * batching (bench/NOTES.md, "Streaming gap"). */
 #define ZL_WAIT_STREAMING_GAP_NS 4000u
+/* A yield during a spin that kept the thread off its CPU this long let
+ * another thread run there: the machine has more runnable threads than
+ * CPUs. A spin then only takes the CPU from the threads it waits for
+ * (the peer's, in another process too), so it stops as a miss that skips
+ * the most spins, and a message it finds all the same does not count as a
+ * hit. */
+#define ZL_WAIT_CONTENDED_NS 50000u
 /* How long a pipe's reader that follows its writer closely waits for the
  * writer to publish a batch before it looks again (pipe.c, refill). */
 #define ZL_WAIT_BATCH_NS 1000u
@@ -45,6 +58,7 @@
 /* One waiter's spin state: a socket's receives, or one thread's polls. */
 typedef struct zl_waiter {
     int spins_to_skip; /* waits that sleep without spinning */
+    int skips_next;    /* what the next miss sets it to; 0: the first */
     uint32_t spin_ns;  /* how long the next spin lasts; 0: ZL_WAIT_SPIN_NS */
 } zl_waiter;
 
@@ -84,9 +98,15 @@ static inline void zl_wait_pause(uint32_t ns)
     while (uv_hrtime() < until);
 }
 
-/* A spin that ran out: the next waits sleep at once, and the one after
- * them spins ZL_WAIT_SPIN_NS. */
+/* A spin that ran out: the next waits sleep at once (more of them after
+ * each miss in a row), and the one after them spins ZL_WAIT_SPIN_NS. */
 void zl_wait_missed(zl_waiter *w);
+
+/* A spin that found what it waited for: misses in a row start over. */
+static inline void zl_wait_hit(zl_waiter *w)
+{
+    w->skips_next = 0;
+}
 
 /* Adaptation, within the context's budget (ZLINK_SPIN_BUDGET): a receive
  * that slept, and whose message came within the budget of the wait's
@@ -117,7 +137,9 @@ void zl_wait_adapt(zl_waiter *w, uint64_t waited, uint32_t budget_ns);
  * yield, and the spin stops, not as a miss, once still_clear says the
  * thread shares an I/O thread's CPU. A yield comes before a round of
  * looks, never last: the thread it let run may have held the CPU past the
- * spin's end, and the message has likely come meanwhile.
+ * spin's end, and the message has likely come meanwhile. A yield that
+ * kept the thread off its CPU (ZL_WAIT_CONTENDED_NS) ends the spin as a
+ * miss after that round.
  *
  * Inline, so that each caller's look is inlined into its loop. */
 static inline int zl_wait_spin(zl_waiter *w, uint64_t until, uint32_t gap_ns,
@@ -125,14 +147,19 @@ static inline int zl_wait_spin(zl_waiter *w, uint64_t until, uint32_t gap_ns,
                                zl_wait_clear_fn still_clear, void *arg)
 {
     int looks_per_round = gap_ns ? 1 : 16;
+    bool contended = false;
     for (bool first_round = true;; first_round = false) {
         if (gives_way && !first_round) {
             if (!still_clear(arg))
                 return 0;
+            uint64_t before = uv_hrtime();
             zl_thread_yield();
+            contended = uv_hrtime() - before > ZL_WAIT_CONTENDED_NS;
         }
         for (int i = 0; i < looks_per_round; i++) {
             int found = look(arg);
+            if (found > 0 && !contended)
+                zl_wait_hit(w);
             if (found != 0)
                 return found;
             if (gap_ns)
@@ -140,9 +167,11 @@ static inline int zl_wait_spin(zl_waiter *w, uint64_t until, uint32_t gap_ns,
             else
                 zl_cpu_relax();
         }
-        if (uv_hrtime() >= until)
+        if (contended || uv_hrtime() >= until)
             break;
     }
+    if (contended)
+        w->skips_next = ZL_WAIT_SKIPS_MAX;
     zl_wait_missed(w);
     return 0;
 }

@@ -15,7 +15,11 @@ int zl_poller_open(zl_loop *loop)
     struct zl_poller *p = &loop->poller;
     p->epoll_fd = epoll_create1(EPOLL_CLOEXEC);
     p->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-    struct epoll_event ev = {.events = EPOLLIN, .data.ptr = NULL};
+    /* Edge-triggered: every write to an eventfd is a new edge, so the wake
+     * is never read back, which saved the woken thread a read per wake.
+     * The counter only grows by one per wake that was not pending already
+     * (zl_loop_wake); it cannot reach its limit. */
+    struct epoll_event ev = {.events = EPOLLIN | EPOLLET, .data.ptr = NULL};
     if (p->epoll_fd < 0 || p->wake_fd < 0 ||
         epoll_ctl(p->epoll_fd, EPOLL_CTL_ADD, p->wake_fd, &ev) != 0) {
         int err = -errno;
@@ -38,14 +42,6 @@ void zl_poller_wake(zl_loop *loop)
 {
     uint64_t one = 1;
     while (write(loop->poller.wake_fd, &one, sizeof one) < 0 && errno == EINTR)
-        ;
-}
-
-static void drain_wake_fd(zl_loop *loop)
-{
-    uint64_t count;
-    while (read(loop->poller.wake_fd, &count, sizeof count) < 0 &&
-           errno == EINTR)
         ;
 }
 
@@ -109,8 +105,8 @@ bool zl_poller_wait(zl_loop *loop, int timeout_ms)
         struct epoll_event *ev = &p->events[i];
         struct zl_posix_io *io = ev->data.ptr;
         if (!io)
-            drain_wake_fd(loop);
-        else if (io->kind == ZL_POSIX_HANDLE)
+            continue; /* the wake: loop->wake_pending says the rest */
+        if (io->kind == ZL_POSIX_HANDLE)
             zl_epoll_handle_event((zl_handle *)io, ev->events);
         else
             zl_epoll_listener_event((zl_listener *)io, ev->events);

@@ -225,10 +225,14 @@ static int wait_timeout(zl_loop *loop, int timeout_ms)
         return 0;
     int timeout =
         zl_timer_heap_timeout(&loop->timers, zl_loop_now(loop), timeout_ms);
-    /* The I/O thread's spin (io_spin.h). */
-    if (timeout != 0 &&
+    /* The I/O thread's spin (io_spin.h), only after a pass that read: an
+     * application that was just given input may answer at once. After a
+     * pass that only wrote, what comes next is the network's answer, which
+     * a spin cannot see: it was delayed by the spin, and on a busy machine
+     * by every yield in it. */
+    if (timeout != 0 && loop->read_last_pass &&
         zl_io_spin_for_wake(
-            &loop->wake_pending, &loop->spins_to_skip,
+            &loop->wake_pending, &loop->spin,
             atomic_load_explicit(&loop->spin_ns, memory_order_relaxed)))
         return 0;
     return timeout;
@@ -241,6 +245,7 @@ static int wait_timeout(zl_loop *loop, int timeout_ms)
 int zl_loop_run_once(zl_loop *loop, int timeout_ms)
 {
     zl_poller_wait(loop, wait_timeout(loop, timeout_ms));
+    loop->read_last_pass = link_linked(&loop->ready);
     int ran = 0;
     /* A handle whose read filled its buffer is ready again at once; serve a
      * few more rounds here rather than paying a wait(0) for each. Bounded,
@@ -265,7 +270,12 @@ int zl_loop_run_once(zl_loop *loop, int timeout_ms)
     }
     ran += run_wake(loop);
     ran += zl_timer_heap_run(&loop->timers, zl_loop_now(loop));
-    /* Never carried past the pass: writes wait for reads, not forever. */
-    run_deferred_writes(loop);
+    /* Never carried past the pass: writes wait for reads, not forever.
+     * Their completions run now: left queued, they made the next pass
+     * begin with a wait(0) of their own, one syscall per reply sent. */
+    if (run_deferred_writes(loop)) {
+        ran += zl_completion_queue_run(&loop->completed, run_completion);
+        run_deferred_writes(loop);
+    }
     return ran;
 }

@@ -12,6 +12,7 @@
 #include "atomics.h"
 #include "backend.h"
 #include "completion_queue.h"
+#include "io_spin.h"
 #include "link.h"
 #include "loop_impl.h"
 #include "timer_heap.h"
@@ -72,7 +73,8 @@ struct zl_loop {
     struct zl_link deferred_writes; /* handles, via write_link */
     struct zl_completion_queue completed; /* not yet dispatched */
     struct zl_timer_heap timers;
-    int spins_to_skip;   /* waits that sleep without spinning first */
+    zl_io_spin spin;     /* when a wait spins first (io_spin.h) */
+    bool read_last_pass; /* the last pass served reads: a wait may spin */
     atomic_uint spin_ns; /* how long a wait spins first (io_spin.h) */
     struct zl_poller poller;
 };
