@@ -6,7 +6,8 @@
 # static mbedTLS 3.6 from Debian 13's source package (what Homebrew's
 # mbedtls@3 and vcpkg ship; fetched as ci/mbedtls3.sh does) and a static
 # wslay from the wslay-sys crate's copy of its C source (wslay 1.1.1, as
-# Homebrew's wslay).
+# Homebrew's wslay). For macOS, mbedTLS goes where Homebrew's keg-only
+# mbedtls@3 lives, not beside the others.
 #
 #   ci/kqueue-cross-deps.sh <zig targets...>   prints the cache directory
 #
@@ -189,11 +190,23 @@ cmake_quiet() { # <log> cmake args...
     cmake "$@" >>"$logfile" 2>&1 || { tail -40 "$logfile" >&2; return 1; }
 }
 
+# Where mbedTLS goes in a target's prefix. For macOS, where Homebrew keeps
+# mbedtls@3 (keg-only: its opt prefix, nothing in the common include and
+# lib), so that the cross build finds it the way a Mac's build must.
+mbedtls_prefix() { # <target> <prefix>
+    case $1 in
+    aarch64-macos) echo "$2/opt/homebrew/opt/mbedtls@3" ;;
+    x86_64-macos) echo "$2/usr/local/opt/mbedtls@3" ;;
+    *) echo "$2" ;;
+    esac
+}
+
 # Static, position-independent mbedTLS with threads on, as Homebrew
 # configures it (scripts/config.py, on a copy of the cached source).
-build_mbedtls() { # <target> <work> <common cmake args...>
-    local target=$1 work=$2
-    shift 2
+build_mbedtls() { # <target> <work> <prefix> <common cmake args...>
+    local target=$1 work=$2 prefix
+    prefix=$(mbedtls_prefix "$1" "$3")
+    shift 3
     local src=$work/mbedtls-src
     cp -r "$(ls -d "$CACHE"/src-mbedtls/src/mbedtls-*/ | head -1)" "$src"
     local option
@@ -207,7 +220,7 @@ build_mbedtls() { # <target> <work> <common cmake args...>
     [[ $target == *freebsd* ]] && cflags=-D__BSD_VISIBLE=1
     log "$target: building mbedTLS"
     cmake_quiet "$work/mbedtls.log" -S "$src" -B "$work/mbedtls" "$@" \
-        -DCMAKE_C_FLAGS="$cflags" \
+        -DCMAKE_C_FLAGS="$cflags" -DCMAKE_INSTALL_PREFIX="$prefix" \
         -DCMAKE_INSTALL_LIBDIR=lib -DENABLE_PROGRAMS=OFF -DENABLE_TESTING=OFF \
         -DUSE_STATIC_MBEDTLS_LIBRARY=ON -DUSE_SHARED_MBEDTLS_LIBRARY=OFF \
         -DMBEDTLS_FATAL_WARNINGS=OFF
@@ -276,7 +289,7 @@ build_deps() { # <target>
     cp "$work/check/src/check.h" "$work/check/check_stdint.h" \
         "$prefix/include/"
     cp "$work/check/src/libcheck.a" "$prefix/lib/"
-    build_mbedtls "$target" "$work" "${common[@]}"
+    build_mbedtls "$target" "$work" "$prefix" "${common[@]}"
     build_wslay "$target" "$work" "$prefix"
     rm -rf "$work"
     touch "$prefix/.complete"

@@ -95,12 +95,19 @@ report() { # <target> <dir>
     [ "$tests" -eq "$expected" ] ||
         die "$target: $tests of $expected test binaries linked"
     # tls and ws are really in, on the cross-built mbedTLS 3.6 (a find that
-    # fell back to some other mbedTLS would fail the link or this).
-    grep -q "^MbedTLS_DIR:PATH=$ZLINK_DEPS_DIR/" "$dir/CMakeCache.txt" ||
-        die "$target: mbedTLS not taken from $ZLINK_DEPS_DIR"
+    # fell back to some other mbedTLS would fail the link or this). For
+    # macOS it sits where Homebrew keeps the keg-only mbedtls@3, which
+    # cmake/FindMbedTLS.cmake must find unaided.
+    local keg=$ZLINK_DEPS_DIR
+    case $target in
+    aarch64-macos) keg=$keg/opt/homebrew/opt/mbedtls@3 ;;
+    x86_64-macos) keg=$keg/usr/local/opt/mbedtls@3 ;;
+    esac
+    grep -qx "MbedTLS_DIR:PATH=$keg/lib/cmake/MbedTLS" "$dir/CMakeCache.txt" ||
+        die "$target: mbedTLS not taken from $keg"
     local mbedtls_version
     mbedtls_version=$(sed -n 's/^#define MBEDTLS_VERSION_STRING  *"\(.*\)"$/\1/p' \
-        "$ZLINK_DEPS_DIR/include/mbedtls/build_info.h")
+        "$keg/include/mbedtls/build_info.h")
     log "$target: tls and ws on mbedTLS $mbedtls_version and wslay" \
         "$(sed -n 's/^#define WSLAY_VERSION "\(.*\)"$/\1/p' \
             "$ZLINK_DEPS_DIR/include/wslay/wslayver.h")"
