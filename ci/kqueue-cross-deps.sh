@@ -2,7 +2,12 @@
 # kqueue-cross-deps.sh — what ci/kqueue-cross.sh builds with, into a cache
 # outside git: zig from PyPI (in a venv of its own), and for each zig
 # target a static libuv and Check cross-built from Debian's own source
-# packages (`apt-get source`, as ci/windows-deps.sh does for mingw).
+# packages (`apt-get source`, as ci/windows-deps.sh does for mingw), a
+# static mbedTLS 3.6 from Debian 13's source package (what Homebrew's
+# mbedtls@3 and vcpkg ship; fetched as ci/mbedtls3.sh does) and a static
+# wslay from the wslay-sys crate's copy of its C source (wslay 1.1.1, as
+# Homebrew's wslay). For macOS, mbedTLS goes where Homebrew's keg-only
+# mbedtls@3 lives, not beside the others.
 #
 #   ci/kqueue-cross-deps.sh <zig targets...>   prints the cache directory
 #
@@ -114,13 +119,138 @@ fetch_sources() { # <dir>
     mkdir "$dir/done"
 }
 
+# mbedTLS 3.6's source from Debian 13 (trixie), through apt with a
+# configuration of its own so that the machine's sources and lists stay
+# untouched and apt checks the archive's signature. This repeats
+# ci/mbedtls3.sh's fetch in brief (that script prints only its native
+# build, not the source).
+MBEDTLS_SUITE=trixie
+
+archive_uri() {
+    local uri=""
+    [ -f /etc/apt/sources.list.d/debian.sources ] &&
+        uri=$(awk '/^URIs:/ && $2 !~ /security/ {print $2; exit}' \
+            /etc/apt/sources.list.d/debian.sources)
+    [ -z "$uri" ] && [ -f /etc/apt/sources.list ] &&
+        uri=$(awk '$1 == "deb" && $2 !~ /security/ {print $2; exit}' \
+            /etc/apt/sources.list)
+    echo "${uri:-http://deb.debian.org/debian}"
+}
+
+fetch_mbedtls() { # <dir>
+    local dir=$1
+    [ -d "$dir/done" ] && return 0
+    apt_install dpkg-dev debian-archive-keyring
+    rm -rf "$dir"
+    mkdir -p "$dir/apt/parts" "$dir/apt/lists/partial" \
+        "$dir/apt/cache/archives/partial" "$dir/src"
+    echo "deb-src [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg]" \
+        "$(archive_uri) $MBEDTLS_SUITE main" >"$dir/apt/sources.list"
+    local apt=(apt-get -qq -o Dir::Etc::SourceList="$dir/apt/sources.list"
+        -o Dir::Etc::SourceParts="$dir/apt/parts"
+        -o Dir::State::Lists="$dir/apt/lists" -o Dir::Cache="$dir/apt/cache"
+        -o APT::Sandbox::User=root)
+    log "fetching sources: mbedtls ($MBEDTLS_SUITE)"
+    ("${apt[@]}" update && cd "$dir/src" && "${apt[@]}" source mbedtls) \
+        >"$dir/apt.log" 2>&1 || { cat "$dir/apt.log" >&2; die "mbedtls source"; }
+    grep -qs '#define MBEDTLS_VERSION_MAJOR  *3$' \
+        "$dir"/src/mbedtls-*/include/mbedtls/build_info.h ||
+        die "$MBEDTLS_SUITE's mbedtls is not 3.x"
+    rm -rf "$dir/apt"
+    mkdir "$dir/done"
+}
+
+# wslay's C source as the wslay-sys crate ships it (vendor/), straight from
+# crates.io's download URL, checked against the registry index's sha256
+# (ci/windows-deps.sh takes the same crate through cargo).
+WSLAY_CRATE_VERSION=0.1.2
+WSLAY_CRATE_SHA256=f0fb5ec32c9651af69f97458e65b553a4822d74eb89f7c774f3ac3f41478696a
+
+fetch_wslay() { # <dir>
+    local dir=$1 crate=$1/wslay-sys.crate
+    [ -d "$dir/done" ] && return 0
+    apt_install curl ca-certificates
+    rm -rf "$dir"
+    mkdir -p "$dir"
+    log "fetching sources: wslay-sys $WSLAY_CRATE_VERSION crate"
+    curl -sSfL --retry 3 -o "$crate" \
+        "https://static.crates.io/crates/wslay-sys/$WSLAY_CRATE_VERSION/download" ||
+        die "wslay-sys download"
+    echo "$WSLAY_CRATE_SHA256  $crate" | sha256sum -c --quiet ||
+        die "wslay-sys crate checksum"
+    tar -xzf "$crate" -C "$dir" || die "wslay-sys unpack"
+    [ -f "$dir/wslay-sys-$WSLAY_CRATE_VERSION/vendor/includes/wslay/wslay.h" ] ||
+        die "wslay-sys $WSLAY_CRATE_VERSION ships no wslay source"
+    mkdir "$dir/done"
+}
+
 cmake_quiet() { # <log> cmake args...
     local logfile=$1
     shift
     cmake "$@" >>"$logfile" 2>&1 || { tail -40 "$logfile" >&2; return 1; }
 }
 
-# Static libuv and Check for one target, installed into its prefix.
+# Where mbedTLS goes in a target's prefix. For macOS, where Homebrew keeps
+# mbedtls@3 (keg-only: its opt prefix, nothing in the common include and
+# lib), so that the cross build finds it the way a Mac's build must.
+mbedtls_prefix() { # <target> <prefix>
+    case $1 in
+    aarch64-macos) echo "$2/opt/homebrew/opt/mbedtls@3" ;;
+    x86_64-macos) echo "$2/usr/local/opt/mbedtls@3" ;;
+    *) echo "$2" ;;
+    esac
+}
+
+# Static, position-independent mbedTLS with threads on, as Homebrew
+# configures it (scripts/config.py, on a copy of the cached source).
+build_mbedtls() { # <target> <work> <prefix> <common cmake args...>
+    local target=$1 work=$2 prefix
+    prefix=$(mbedtls_prefix "$1" "$3")
+    shift 3
+    local src=$work/mbedtls-src
+    cp -r "$(ls -d "$CACHE"/src-mbedtls/src/mbedtls-*/ | head -1)" "$src"
+    local option
+    for option in MBEDTLS_THREADING_C MBEDTLS_THREADING_PTHREAD; do
+        python3 "$src/scripts/config.py" -f "$src/include/mbedtls/mbedtls_config.h" \
+            set "$option" || die "config.py set $option"
+    done
+    # platform_util.c asks for _POSIX_C_SOURCE, under which FreeBSD's
+    # headers hide the explicit_bzero it then calls for FreeBSD.
+    local cflags=""
+    [[ $target == *freebsd* ]] && cflags=-D__BSD_VISIBLE=1
+    log "$target: building mbedTLS"
+    cmake_quiet "$work/mbedtls.log" -S "$src" -B "$work/mbedtls" "$@" \
+        -DCMAKE_C_FLAGS="$cflags" -DCMAKE_INSTALL_PREFIX="$prefix" \
+        -DCMAKE_INSTALL_LIBDIR=lib -DENABLE_PROGRAMS=OFF -DENABLE_TESTING=OFF \
+        -DUSE_STATIC_MBEDTLS_LIBRARY=ON -DUSE_SHARED_MBEDTLS_LIBRARY=OFF \
+        -DMBEDTLS_FATAL_WARNINGS=OFF
+    cmake_quiet "$work/mbedtls.log" --build "$work/mbedtls" -j "$JOBS"
+    cmake_quiet "$work/mbedtls.log" --install "$work/mbedtls"
+}
+
+# Static wslay: four C files, compiled directly (the crate ships no build
+# system of wslay's own), with the macros its build.rs sets for a Unix
+# target (arpa/inet.h and netinet/in.h declare htons & co).
+build_wslay() { # <target> <work> <prefix>
+    local target=$1 work=$2 prefix=$3
+    local src=$CACHE/src-wslay/wslay-sys-$WSLAY_CRATE_VERSION/vendor
+    log "$target: building wslay"
+    mkdir -p "$work/wslay" "$prefix/include/wslay"
+    local objects=() f
+    for f in wslay_event wslay_frame wslay_net wslay_queue; do
+        "$ZLINK_ZIG_BIN/zig-cc" -O2 -fPIC -DHAVE_ARPA_INET_H -DHAVE_NETINET_IN_H \
+            -I"$src" -I"$src/includes" -c "$src/$f.c" -o "$work/wslay/$f.o" \
+            2>>"$work/wslay.log" || { cat "$work/wslay.log" >&2; die "$target: wslay"; }
+        objects+=("$work/wslay/$f.o")
+    done
+    "$ZLINK_ZIG_BIN/zig-ar" rcs "$prefix/lib/libwslay.a" "${objects[@]}"
+    "$ZLINK_ZIG_BIN/zig-ranlib" "$prefix/lib/libwslay.a"
+    cp "$src/includes/wslay/wslay.h" "$src/includes/wslay/wslayver.h" \
+        "$src/COPYING" "$prefix/include/wslay/"
+}
+
+# Static libuv, Check, mbedTLS and wslay for one target, installed into its
+# prefix.
 build_deps() { # <target>
     local target=$1 prefix=$DEPS_ROOT/$1
     if [ -f "$prefix/.complete" ]; then
@@ -128,6 +258,8 @@ build_deps() { # <target>
     fi
     local src=$CACHE/src work=$DEPS_ROOT/work-$target
     fetch_sources "$src"
+    fetch_mbedtls "$CACHE/src-mbedtls"
+    fetch_wslay "$CACHE/src-wslay"
     rm -rf "$prefix" "$work"
     mkdir -p "$prefix/include" "$prefix/lib" "$work"
     local uv check
@@ -157,6 +289,8 @@ build_deps() { # <target>
     cp "$work/check/src/check.h" "$work/check/check_stdint.h" \
         "$prefix/include/"
     cp "$work/check/src/libcheck.a" "$prefix/lib/"
+    build_mbedtls "$target" "$work" "$prefix" "${common[@]}"
+    build_wslay "$target" "$work" "$prefix"
     rm -rf "$work"
     touch "$prefix/.complete"
 }

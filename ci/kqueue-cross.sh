@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
-# kqueue-cross.sh — compiles zlink with the kqueue backend for macOS,
-# FreeBSD and NetBSD with zig (zig has no OpenBSD libc), and links the
-# library and every test binary against the libuv and Check that
-# ci/kqueue-cross-deps.sh cross-built (and caches) for each target.
-# Nothing runs (no such machine here): this proves that the sources compile
-# against each system's headers and that every function they call exists
-# in its C library, as zig's stubs of it describe it. The logic runs in
-# ci/test.sh's kqueue stage, on an emulation.
+# kqueue-cross.sh — compiles zlink with the kqueue backend, tls, ws and wss
+# for macOS, FreeBSD and NetBSD with zig (zig has no OpenBSD libc), and
+# links the library and every test binary against the libuv, Check,
+# mbedTLS 3.6 and wslay that ci/kqueue-cross-deps.sh cross-built (and
+# caches) for each target. Nothing runs (no such machine here): this proves
+# that the sources compile against each system's headers and mbedTLS 3.6's,
+# and that every function they call exists in its C library, as zig's stubs
+# of it describe it, or in mbedTLS and wslay. The logic runs in ci/test.sh's
+# kqueue stage, on an emulation.
 #
 #   ci/kqueue-cross.sh                 aarch64-macos x86_64-macos
 #                                      x86_64-freebsd x86_64-netbsd
@@ -52,13 +53,12 @@ build_zlink() { # <target>
         kvm_stub "$dir/kvm-stub"
         extra=(-DCMAKE_C_STANDARD_LIBRARIES="-L$dir/kvm-stub -lkvm")
     fi
-    # tls and ws are the same OS-neutral filters on every backend; the
-    # cross deps hold no mbedTLS or wslay for these targets, so they are
-    # left out of what this stage proves (the kqueue backend).
+    # tls, ws and wss on: mbedTLS 3.6 and wslay 1.1.1 come from the cross
+    # deps, as Homebrew's mbedtls@3 and wslay do on a Mac.
     cmake_quiet "$dir.log" -G Ninja -S "$ROOT" -B "$dir" \
         -DCMAKE_TOOLCHAIN_FILE="$TOOLCHAIN" -DCMAKE_BUILD_TYPE=Release \
         -DZLINK_BACKEND=kqueue -DZLINK_BUILD_TESTS=ON \
-        -DZLINK_WITH_TLS=OFF -DZLINK_WITH_WS=OFF "${extra[@]}"
+        -DZLINK_WITH_TLS=ON -DZLINK_WITH_WS=ON "${extra[@]}"
     cmake --build "$dir" -j "$JOBS" || die "$target: build"
     report "$target" "$dir"
 }
@@ -89,11 +89,28 @@ report() { # <target> <dir>
     [ -n "$lib" ] || die "$target: no shared library"
     tests=$(find "$dir/tests" -maxdepth 1 -type f -name 'test_*' \
         -perm -u+x | wc -l)
-    # Every suite but those of the transports left out here (tls, ws, wss).
+    # Every suite, those of tls, ws and wss included.
     local expected
-    expected=$(ls "$ROOT"/tests/test_*.c | grep -cvE '/test_(tls|tls_resume|wss|ws[a-z_]*)\.c$')
+    expected=$(ls "$ROOT"/tests/test_*.c | wc -l)
     [ "$tests" -eq "$expected" ] ||
         die "$target: $tests of $expected test binaries linked"
+    # tls and ws are really in, on the cross-built mbedTLS 3.6 (a find that
+    # fell back to some other mbedTLS would fail the link or this). For
+    # macOS it sits where Homebrew keeps the keg-only mbedtls@3, which
+    # cmake/FindMbedTLS.cmake must find unaided.
+    local keg=$ZLINK_DEPS_DIR
+    case $target in
+    aarch64-macos) keg=$keg/opt/homebrew/opt/mbedtls@3 ;;
+    x86_64-macos) keg=$keg/usr/local/opt/mbedtls@3 ;;
+    esac
+    grep -qx "MbedTLS_DIR:PATH=$keg/lib/cmake/MbedTLS" "$dir/CMakeCache.txt" ||
+        die "$target: mbedTLS not taken from $keg"
+    local mbedtls_version
+    mbedtls_version=$(sed -n 's/^#define MBEDTLS_VERSION_STRING  *"\(.*\)"$/\1/p' \
+        "$keg/include/mbedtls/build_info.h")
+    log "$target: tls and ws on mbedTLS $mbedtls_version and wslay" \
+        "$(sed -n 's/^#define WSLAY_VERSION "\(.*\)"$/\1/p' \
+            "$ZLINK_DEPS_DIR/include/wslay/wslayver.h")"
     log "$target: linked $(basename "$lib") ($(file -b "$lib" | cut -d, -f1))"
     log "$target: linked $tests test binaries ($(file -b "$dir/tests/test_backend" | cut -d, -f1))"
     # The system calls the backend's OS details rest on, as the library
@@ -108,6 +125,10 @@ report() { # <target> <dir>
             grep -xE 'kqueue|kevent|accept4?|sendmsg|recvmsg|pipe2?|sched_getcpu|eventfd|epoll_[a-z_]+' |
             sort -u | tr '\n' ' ')
         log "$target: imports ${imports% }"
+        local defined
+        defined=$("$nm" -g --defined-only "$lib" | sed 's/.* _*//' |
+            grep -cxE 'mbedtls_ssl_handshake|wslay_frame_recv')
+        [ "$defined" -eq 2 ] || die "$target: no mbedTLS or wslay in the library"
         case " $imports " in
         *" epoll_"* | *" eventfd "*) die "$target: Linux calls in a kqueue build" ;;
         *" kevent "*) ;;

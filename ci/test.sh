@@ -135,10 +135,11 @@ stage_kqueue() {
             -R '^test_(backend|kqueue|socket_pair)$')
 }
 
-# The kqueue build compiled for aarch64/x86_64 macOS, x86_64 FreeBSD and
-# x86_64 NetBSD with zig, the library and every test linked
-# (ci/kqueue-cross.sh; zig and the cross-built libuv and Check are cached
-# outside the repo, in $HOME/.cache/zlink-kqueue-cross).
+# The kqueue build, tls and ws included, compiled for aarch64/x86_64 macOS,
+# x86_64 FreeBSD and x86_64 NetBSD with zig, the library and every test
+# linked (ci/kqueue-cross.sh; zig and the cross-built libuv, Check, mbedTLS
+# 3.6 and wslay are cached outside the repo, in
+# $HOME/.cache/zlink-kqueue-cross).
 stage_cross() {
     ci/kqueue-cross.sh
 }
