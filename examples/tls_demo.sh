@@ -27,6 +27,7 @@ printf 'subjectAltName=DNS:localhost,IP:127.0.0.1\n' >server.ext
 openssl x509 -req -in server.csr -CA ca.pem -CAkey ca.key -CAcreateserial \
     -days 1 -extfile server.ext -out server.pem 2>/dev/null
 
+: >server.out # exists before the server runs: the first read cannot race it
 "$BIN/tls_server" server.pem server.key tls://127.0.0.1:* 3 >server.out &
 server_pid=$!
 # The server prints its endpoint once it listens; wait for it (at most 10 s).

@@ -24,6 +24,9 @@ trap cleanup EXIT
 start_server() { # <name> <args...>
     local name=$1
     shift
+    # The file exists before the server starts, so the first read below
+    # cannot race the background job's redirection (and stop the script).
+    : >"$work/$name.out"
     # --foreground: our TERM reaches the server once, not also via its group.
     timeout --foreground 60 "$server" "$@" >"$work/$name.out" 2>&1 &
     server_pid=$!
