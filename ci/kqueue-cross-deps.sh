@@ -34,26 +34,14 @@ die() {
     exit 1
 }
 
+# shellcheck source=lib/deb-source.sh
+. "$ROOT/ci/lib/deb-source.sh"
+
 stamp_key() {
-    cat "$0" "$TOOLCHAIN" | sha256sum | cut -d' ' -f1
+    cat "$0" "$TOOLCHAIN" "$DEB_SOURCE_LIB" | sha256sum | cut -d' ' -f1
 }
 KEY=$(stamp_key)
 DEPS_ROOT=$CACHE/deps-${KEY:0:16}
-
-apt_install() {
-    command -v dpkg-query >/dev/null || return 0
-    local missing=()
-    for pkg in "$@"; do
-        dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null |
-            grep -q 'install ok installed' || missing+=("$pkg")
-    done
-    [ ${#missing[@]} -eq 0 ] && return 0
-    log "installing ${missing[*]}"
-    [ -n "${ZLINK_APT_UPDATED:-}" ] || apt-get update -qq
-    export ZLINK_APT_UPDATED=1
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
-        --no-install-recommends "${missing[@]}" >/dev/null
-}
 
 # zig from PyPI, in a venv of its own (Debian's pip refuses system
 # installs).
@@ -87,76 +75,36 @@ write_wrappers() { # <target> <dir>
     chmod +x "$dir/zig-cc" "$dir/zig-ar" "$dir/zig-ranlib"
 }
 
-# `apt-get source` needs deb-src entries (ci/windows-deps.sh adds them the
-# same way).
+# libuv and Check from the machine's own suite (ci/lib/deb-source.sh).
 fetch_sources() { # <dir>
     local dir=$1
     if [ -d "$dir/done" ]; then
         return 0
     fi
     apt_install dpkg-dev cmake ninja-build
-    if ! grep -rqsE '^(Types:.*deb-src|deb-src )' /etc/apt/sources.list \
-        /etc/apt/sources.list.d/; then
-        log "adding deb-src entries derived from the configured deb entries"
-        if [ -f /etc/apt/sources.list.d/debian.sources ]; then
-            sed 's/^Types: deb$/Types: deb-src/' \
-                /etc/apt/sources.list.d/debian.sources \
-                >/etc/apt/sources.list.d/zlink-deb-src.sources
-        elif [ -f /etc/apt/sources.list ]; then
-            sed -n 's/^deb /deb-src /p' /etc/apt/sources.list \
-                >/etc/apt/sources.list.d/zlink-deb-src.list
-        else
-            die "no apt sources to derive deb-src entries from"
-        fi
-        apt-get update -qq
-        export ZLINK_APT_UPDATED=1
-    fi
     rm -rf "$dir"
-    mkdir -p "$dir"
     log "fetching sources: libuv1 check"
-    (cd "$dir" && apt-get source -qq libuv1 check >apt-source.log 2>&1) ||
-        { cat "$dir/apt-source.log" >&2; die "apt-get source"; }
+    deb_source "$dir" libuv1 check
     mkdir "$dir/done"
 }
 
-# mbedTLS 3.6's source from Debian 13 (trixie), through apt with a
-# configuration of its own so that the machine's sources and lists stay
-# untouched and apt checks the archive's signature. This repeats
-# ci/mbedtls3.sh's fetch in brief (that script prints only its native
-# build, not the source).
+# mbedTLS 3.6's source from Debian 13 (trixie), with apt lists of its own
+# (deb_source_from): the machine's sources and lists stay untouched, and
+# apt checks the archive's signature.
 MBEDTLS_SUITE=trixie
-
-archive_uri() {
-    local uri=""
-    [ -f /etc/apt/sources.list.d/debian.sources ] &&
-        uri=$(awk '/^URIs:/ && $2 !~ /security/ {print $2; exit}' \
-            /etc/apt/sources.list.d/debian.sources)
-    [ -z "$uri" ] && [ -f /etc/apt/sources.list ] &&
-        uri=$(awk '$1 == "deb" && $2 !~ /security/ {print $2; exit}' \
-            /etc/apt/sources.list)
-    echo "${uri:-http://deb.debian.org/debian}"
-}
 
 fetch_mbedtls() { # <dir>
     local dir=$1
     [ -d "$dir/done" ] && return 0
     apt_install dpkg-dev debian-archive-keyring
     rm -rf "$dir"
-    mkdir -p "$dir/apt/parts" "$dir/apt/lists/partial" \
-        "$dir/apt/cache/archives/partial" "$dir/src"
-    echo "deb-src [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg]" \
-        "$(archive_uri) $MBEDTLS_SUITE main" >"$dir/apt/sources.list"
-    local apt=(apt-get -qq -o Dir::Etc::SourceList="$dir/apt/sources.list"
-        -o Dir::Etc::SourceParts="$dir/apt/parts"
-        -o Dir::State::Lists="$dir/apt/lists" -o Dir::Cache="$dir/apt/cache"
-        -o APT::Sandbox::User=root)
+    mkdir -p "$dir/src"
     log "fetching sources: mbedtls ($MBEDTLS_SUITE)"
-    ("${apt[@]}" update && cd "$dir/src" && "${apt[@]}" source mbedtls) \
-        >"$dir/apt.log" 2>&1 || { cat "$dir/apt.log" >&2; die "mbedtls source"; }
+    deb_source_from "$MBEDTLS_SUITE" "$dir/src" mbedtls
     grep -qs '#define MBEDTLS_VERSION_MAJOR  *3$' \
         "$dir"/src/mbedtls-*/include/mbedtls/build_info.h ||
         die "$MBEDTLS_SUITE's mbedtls is not 3.x"
-    rm -rf "$dir/apt"
+    rm -rf "$dir/src/apt"
     mkdir "$dir/done"
 }
 
