@@ -15,17 +15,24 @@
 #include "wait.h"
 
 /* Chunks follow the queue's depth, not its traffic. A queue starts with a
- * chunk of two slots; the writer moves into the spare chunk the reader
- * parked when there is one (the queue is shallower than a chunk), and into
- * a new one twice the size only when there is none (the reader is still a
- * chunk behind), up to 256 messages, as libzmq's message_pipe_granularity,
- * which keeps chunk changes rare for a deep queue. So a connection that
- * keeps a few requests in flight cycles between two small chunks however
- * many messages it passes, where sizing by traffic gave every busy pipe two
- * full chunks (32 KiB each), and a quiet pipe costs a few hundred bytes. A
- * pipe keeps the chunk size of its deepest moment, as libzmq's keep theirs. */
+ * chunk of two slots, and each chunk it moves into doubles up to
+ * RECYCLED_CHUNK_MIN. From there the writer moves into the spare chunk the
+ * reader parked when there is one (the queue is shallower than a chunk),
+ * and into a new one twice the size only when there is none (the reader is
+ * still a chunk behind), up to 256 messages, as libzmq's
+ * message_pipe_granularity, which keeps chunk changes rare for a deep
+ * queue. So a connection that keeps a few requests in flight cycles between
+ * two small chunks however many messages it passes, where sizing by traffic
+ * gave every busy pipe two full chunks (32 KiB each), and a quiet pipe costs
+ * a few hundred bytes. A pipe keeps the chunk size of its deepest moment, as
+ * libzmq's keep theirs. */
 #define CHUNK_MSGS 256
 #define FIRST_CHUNK_MSGS 2
+/* Below this size a chunk is not recycled and the next one doubles: a
+ * ping-pong between two chunks of four slots changed chunks every four
+ * messages, and the exchanges of the spare between the two threads showed
+ * in inproc latency. */
+#define RECYCLED_CHUNK_MIN 16
 /* The writer asks for the slot this far ahead as it fills one. Slots are
  * reused from the reader's old chunks, so a slot's lines are in the other
  * thread's cache, and the copy into a slot was where the sender stalled (perf
@@ -52,6 +59,10 @@
 typedef struct zl_chunk {
     struct zl_chunk *next;
     int cap; /* slots in msgs; fixed when the chunk is made */
+    /* The first chunk of its size: when the writer leaves it, no spare is
+     * no sign of a deep queue, as the reader had none of this size to park
+     * (ensure_next_chunk). */
+    bool first_of_size;
     _Alignas(ZL_CACHE_LINE) zlink_msg_t msgs[];
 } zl_chunk;
 
@@ -63,6 +74,7 @@ static zl_chunk *chunk_new(int cap)
     if (chunk != NULL) {
         chunk->next = NULL;
         chunk->cap = cap;
+        chunk->first_of_size = false;
     }
     return chunk;
 }
@@ -342,11 +354,16 @@ static ZL_NOINLINE bool ensure_next_chunk(struct zl_msg_queue *q)
     zl_chunk *chunk =
         atomic_exchange_explicit(&q->spare, NULL, memory_order_acq_rel);
     int cap = q->write_chunk->cap;
-    if (chunk != NULL && chunk->cap < cap) {
+    bool grow = cap < RECYCLED_CHUNK_MIN ||
+                (chunk == NULL && !q->write_chunk->first_of_size);
+    if (grow && cap < CHUNK_MSGS) {
+        chunk_free(chunk);
+        chunk = chunk_new(cap * 2);
+        if (chunk != NULL)
+            chunk->first_of_size = true;
+    } else if (chunk == NULL || chunk->cap < cap) {
         chunk_free(chunk);
         chunk = chunk_new(cap);
-    } else if (chunk == NULL) {
-        chunk = chunk_new(cap < CHUNK_MSGS / 2 ? cap * 2 : CHUNK_MSGS);
     }
     if (chunk == NULL)
         return false;
@@ -767,6 +784,10 @@ static bool refill(zl_pipe *p)
  * shallow (ensure_next_chunk). */
 static void recycle_chunk(struct zl_msg_queue *q, zl_chunk *chunk)
 {
+    if (chunk->cap < RECYCLED_CHUNK_MIN) {
+        chunk_free(chunk);
+        return;
+    }
     zl_chunk *old =
         atomic_exchange_explicit(&q->spare, chunk, memory_order_acq_rel);
     chunk_free(old);
