@@ -195,6 +195,43 @@ START_TEST(test_multipart_across_chunks)
 }
 END_TEST
 
+/* Chunks follow the queue's depth, not how many messages passed: a pipe
+ * that never holds more than a few messages stays in small chunks, and one
+ * that holds many grows to full ones. */
+START_TEST(test_chunks_follow_depth)
+{
+    fixture f;
+    setup_pair(&f, 0, 0);
+    uint32_t next_write = 0, next_read = 0;
+    for (int i = 0; i < 4; i++)
+        write_value(f.a, next_write++, 0);
+    for (int i = 0; i < 5000; i++) {
+        write_value(f.a, next_write++, 0);
+        zl_pipe_flush(f.a);
+        read_value(f.b, next_read++, 0);
+    }
+    int shallow = zl_pipe_write_chunk_slots(f.a);
+    ck_assert_int_le(shallow, 16);
+    /* A deep queue grows its chunks, and keeps them once drained. */
+    for (int i = 0; i < 2000; i++)
+        write_value(f.a, next_write++, 0);
+    zl_pipe_flush(f.a);
+    while (next_read < next_write)
+        read_value(f.b, next_read++, 0);
+    ck_assert_int_eq(zl_pipe_write_chunk_slots(f.a), 256);
+    for (int i = 0; i < 1000; i++) {
+        write_value(f.a, next_write++, 0);
+        zl_pipe_flush(f.a);
+        read_value(f.b, next_read++, 0);
+    }
+    ck_assert_int_eq(zl_pipe_write_chunk_slots(f.a), 256);
+    expect_empty(f.b);
+    /* The other direction passed nothing: still its first chunk. */
+    ck_assert_int_eq(zl_pipe_write_chunk_slots(f.b), 2);
+    teardown_pair(&f);
+}
+END_TEST
+
 START_TEST(test_rollback)
 {
     fixture f;
@@ -997,6 +1034,7 @@ static Suite *suite(void)
     tcase_add_test(tc, test_multipart_atomic);
     tcase_add_test(tc, test_multipart_across_chunks);
     tcase_add_test(tc, test_rollback);
+    tcase_add_test(tc, test_chunks_follow_depth);
     tcase_add_test(tc, test_hwm);
     tcase_add_test(tc, test_hwm_multipart_counts_messages);
     tcase_add_test(tc, test_send_checks_first_part_and_flushes_last);

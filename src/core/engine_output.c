@@ -72,11 +72,6 @@ static bool ensure_out_capacity(zl_engine *e, size_t need)
     size_t cap = e->out_cap ? e->out_cap : BATCH_MIN;
     while (cap < e->out_len + need)
         cap *= 2;
-    if (!e->slots) {
-        e->slots = zl_pool_alloc(sizeof *e->slots, &e->slots_class);
-        if (!e->slots)
-            return false;
-    }
     uint8_t grown_class;
     uint8_t *grown = zl_pool_alloc(cap, &grown_class);
     if (!grown)
@@ -91,11 +86,28 @@ static bool ensure_out_capacity(zl_engine *e, size_t need)
     return true;
 }
 
+/* Taken by the first zero-copy body of a busy period, and kept until the
+ * output goes idle. */
+static bool ensure_slots(zl_engine *e)
+{
+    if (!e->slots)
+        e->slots = zl_pool_alloc(sizeof *e->slots, &e->slots_class);
+    return e->slots != NULL;
+}
+
+/* Without slots, no zero-copy body is in this batch, so the output buffer
+ * is its only iovec. */
+static zl_iovec *write_iovs(zl_engine *e)
+{
+    return e->slots ? e->slots->iov : &e->single_iov;
+}
+
 static void close_segment(zl_engine *e)
 {
     if (e->out_len > e->segment_start) {
-        e->slots->iov[e->iov_count].base = e->out_buf + e->segment_start;
-        e->slots->iov[e->iov_count].len = e->out_len - e->segment_start;
+        zl_iovec *iov = &write_iovs(e)[e->iov_count];
+        iov->base = e->out_buf + e->segment_start;
+        iov->len = e->out_len - e->segment_start;
         e->iov_count++;
     }
     e->segment_start = e->out_len;
@@ -176,8 +188,8 @@ static bool encode_part(zl_engine *e, zlink_msg_t *msg)
     size_t payload = size - skip;
     bool zero_copy = payload >= ZERO_COPY_MIN;
     size_t need = ZL_FRAME_HEADER_MAX + name_len + (zero_copy ? 0 : payload);
-    if (zero_copy &&
-        (e->iov_count + 2 >= MAX_IOV || e->inflight_count == e->inflight_max))
+    if (zero_copy && (e->iov_count + 2 >= MAX_IOV ||
+                      e->inflight_count == e->inflight_max || !ensure_slots(e)))
         return false;
     if (!ensure_out_capacity(e, need))
         return false;
@@ -278,16 +290,18 @@ void zl_engine_fill_output(zl_engine *e)
         release_commands(e);
     }
     if (e->state == ZL_ENGINE_ACTIVE && e->session && !e->pipe_closed) {
-        if (e->has_stalled_out) {
-            e->has_stalled_out = false;
-            encode_part(e, &e->stalled_out);
+        /* The stalled part fits a fresh batch; only a failed allocation of
+         * the slots keeps it for the next activation. */
+        if (e->has_stalled_out)
+            e->has_stalled_out = !encode_part(e, &e->stalled_out);
+        if (!e->has_stalled_out) {
+            bool deep = fill_batch(e);
+            /* Grow while the pipe stays deep, fall back once it empties. */
+            if (deep && e->batch_limit < BATCH_MAX)
+                e->batch_limit *= 2;
+            else if (!deep)
+                e->batch_limit = BATCH_MIN;
         }
-        bool deep = fill_batch(e);
-        /* Grow while the pipe stays deep, fall back once it empties. */
-        if (deep && e->batch_limit < BATCH_MAX)
-            e->batch_limit *= 2;
-        else if (!deep)
-            e->batch_limit = BATCH_MIN;
     }
     close_segment(e);
     if (e->iov_count == 0) {
@@ -299,7 +313,7 @@ void zl_engine_fill_output(zl_engine *e)
     }
     e->write_pending = true;
     e->pending_ops++;
-    zl_stream_write(e->stream, &e->write_op, e->slots->iov, e->iov_count);
+    zl_stream_write(e->stream, &e->write_op, write_iovs(e), e->iov_count);
 }
 
 /* Queues bytes of our own (greeting, READY, commands) for the next write;

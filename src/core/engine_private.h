@@ -73,7 +73,8 @@ typedef enum zl_read_state {
 #define ZL_ENGINE_MAX_INFLIGHT 32
 
 /* What a write in flight points at besides the output buffer. It is 6 KiB,
- * so it too is held only while there is something to write. */
+ * so it is held only while a batch carries zero-copy bodies: a write of
+ * the output buffer alone goes out through the engine's single_iov. */
 typedef struct zl_write_slots {
     zl_iovec iov[ZL_ENGINE_MAX_IOV];
     zlink_msg_t inflight[ZL_ENGINE_MAX_INFLIGHT]; /* bodies in the iovecs */
@@ -135,7 +136,8 @@ struct zl_engine {
     uint8_t *out_buf; /* NULL while nothing is being written */
     uint8_t out_buf_class;
     size_t out_cap, out_len, segment_start, batch_limit;
-    zl_write_slots *slots; /* NULL while nothing is being written */
+    zl_write_slots *slots; /* NULL until a batch carries a zero-copy body */
+    zl_iovec single_iov;   /* the write's one iovec while slots is NULL */
     uint8_t slots_class;
     int iov_count;
     int inflight_count;

@@ -14,16 +14,25 @@
 #include "noinline.h"
 #include "wait.h"
 
-/* 256 messages, as libzmq's message_pipe_granularity (32 KiB of 128-byte
- * messages): few chunk changes per message. A queue starts with a chunk of
- * two instead, and each chunk it moves into is twice the last until the
- * full size: the pipes of thousands of quiet connections that pass a message
- * or two cost a few hundred bytes per direction, not a kilobyte (a third of
- * an idle connection's memory was its first chunks), and a busy pipe reaches
- * full chunks within its first 510 messages. The small chunks are freed
- * rather than recycled. */
+/* Chunks follow the queue's depth, not its traffic. A queue starts with a
+ * chunk of two slots, and each chunk it moves into doubles up to
+ * RECYCLED_CHUNK_MIN. From there the writer moves into the spare chunk the
+ * reader parked when there is one (the queue is shallower than a chunk),
+ * and into a new one twice the size only when there is none (the reader is
+ * still a chunk behind), up to 256 messages, as libzmq's
+ * message_pipe_granularity, which keeps chunk changes rare for a deep
+ * queue. So a connection that keeps a few requests in flight cycles between
+ * two small chunks however many messages it passes, where sizing by traffic
+ * gave every busy pipe two full chunks (32 KiB each), and a quiet pipe costs
+ * a few hundred bytes. A pipe keeps the chunk size of its deepest moment, as
+ * libzmq's keep theirs. */
 #define CHUNK_MSGS 256
 #define FIRST_CHUNK_MSGS 2
+/* Below this size a chunk is not recycled and the next one doubles: a
+ * ping-pong between two chunks of four slots changed chunks every four
+ * messages, and the exchanges of the spare between the two threads showed
+ * in inproc latency. */
+#define RECYCLED_CHUNK_MIN 16
 /* The writer asks for the slot this far ahead as it fills one. Slots are
  * reused from the reader's old chunks, so a slot's lines are in the other
  * thread's cache, and the copy into a slot was where the sender stalled (perf
@@ -41,25 +50,31 @@
 #define PACE_MIN_PART (32u * 1024)
 #define PACE_MIN_MSGS 4
 
-/* Slots of a full chunk start on a line (zl_cache_aligned_alloc), so a
- * 128-byte message is two lines, and the slot the writer fills next never
- * shares a line with the one the reader is taking. The small chunks of a
- * new or quiet pipe are plain malloc: ten thousand idle connections would pay
- * the alignment's slack for nothing. */
+/* Slots of a chunk of ALIGNED_CHUNK_MSGS or more start on a line
+ * (zl_cache_aligned_alloc), so a 128-byte message is two lines, and the slot
+ * the writer fills next never shares a line with the one the reader is
+ * taking. The smallest chunks, a new or quiet pipe's, are plain malloc: ten
+ * thousand idle connections would pay the alignment's slack for nothing. */
+#define ALIGNED_CHUNK_MSGS 8
 typedef struct zl_chunk {
     struct zl_chunk *next;
     int cap; /* slots in msgs; fixed when the chunk is made */
+    /* The first chunk of its size: when the writer leaves it, no spare is
+     * no sign of a deep queue, as the reader had none of this size to park
+     * (ensure_next_chunk). */
+    bool first_of_size;
     _Alignas(ZL_CACHE_LINE) zlink_msg_t msgs[];
 } zl_chunk;
 
 static zl_chunk *chunk_new(int cap)
 {
     size_t bytes = sizeof(zl_chunk) + (size_t)cap * sizeof(zlink_msg_t);
-    zl_chunk *chunk =
-        cap == CHUNK_MSGS ? zl_cache_aligned_alloc(bytes) : malloc(bytes);
+    zl_chunk *chunk = cap >= ALIGNED_CHUNK_MSGS ? zl_cache_aligned_alloc(bytes)
+                                                : malloc(bytes);
     if (chunk != NULL) {
         chunk->next = NULL;
         chunk->cap = cap;
+        chunk->first_of_size = false;
     }
     return chunk;
 }
@@ -68,7 +83,7 @@ static void chunk_free(zl_chunk *chunk)
 {
     if (chunk == NULL)
         return;
-    if (chunk->cap == CHUNK_MSGS)
+    if (chunk->cap >= ALIGNED_CHUNK_MSGS)
         zl_cache_aligned_free(chunk);
     else
         free(chunk);
@@ -325,8 +340,11 @@ void zl_pipe_release(zl_pipe *p)
 /* ---- Writing ---------------------------------------------------------- */
 
 /* A chunk for the writer to move into: one already linked, the
- * spare the reader parked, or a new one. Out of line: once per chunk, and
- * inlined it made every write save more registers. */
+ * spare the reader parked, or a new one, twice the size when there was no
+ * spare (see CHUNK_MSGS). A spare smaller than the chunk being left is
+ * from before the queue last grew: the new one keeps the size. Out of
+ * line: once per chunk, and inlined it made every write save more
+ * registers. */
 static ZL_NOINLINE bool ensure_next_chunk(struct zl_msg_queue *q)
 {
     if (q->write_chunk->next != NULL)
@@ -335,12 +353,20 @@ static ZL_NOINLINE bool ensure_next_chunk(struct zl_msg_queue *q)
      * writes into it. */
     zl_chunk *chunk =
         atomic_exchange_explicit(&q->spare, NULL, memory_order_acq_rel);
-    if (chunk == NULL) {
-        int cap = q->write_chunk->cap;
-        chunk = chunk_new(cap < CHUNK_MSGS / 2 ? cap * 2 : CHUNK_MSGS);
-        if (chunk == NULL)
-            return false;
+    int cap = q->write_chunk->cap;
+    bool grow = cap < RECYCLED_CHUNK_MIN ||
+                (chunk == NULL && !q->write_chunk->first_of_size);
+    if (grow && cap < CHUNK_MSGS) {
+        chunk_free(chunk);
+        chunk = chunk_new(cap * 2);
+        if (chunk != NULL)
+            chunk->first_of_size = true;
+    } else if (chunk == NULL || chunk->cap < cap) {
+        chunk_free(chunk);
+        chunk = chunk_new(cap);
     }
+    if (chunk == NULL)
+        return false;
     chunk->next = NULL;
     q->write_chunk->next = chunk;
     return true;
@@ -753,11 +779,12 @@ static bool refill(zl_pipe *p)
     return false;
 }
 
-/* Hands the reader's old chunk to the writer as its spare; the small chunks
- * a queue starts with are not worth keeping. */
+/* Hands the reader's old chunk to the writer as its spare: that the spare
+ * is there when the writer needs a chunk is how it knows the queue is
+ * shallow (ensure_next_chunk). */
 static void recycle_chunk(struct zl_msg_queue *q, zl_chunk *chunk)
 {
-    if (chunk->cap != CHUNK_MSGS) {
+    if (chunk->cap < RECYCLED_CHUNK_MIN) {
         chunk_free(chunk);
         return;
     }
@@ -856,6 +883,11 @@ uint64_t zl_pipe_readable_count(zl_pipe *p)
     struct zl_msg_queue *q = p->in;
     return atomic_load_explicit(&q->published_msgs, memory_order_relaxed) -
            q->read_msgs;
+}
+
+int zl_pipe_write_chunk_slots(const zl_pipe *p)
+{
+    return p->out->write_chunk->cap;
 }
 
 /* ---- Termination ------------------------------------------------------ */

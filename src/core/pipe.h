@@ -165,6 +165,8 @@ zl_pipe_read_result zl_pipe_read(zl_pipe *p, zlink_msg_t *msg);
 bool zl_pipe_check_read(zl_pipe *p);
 /* Messages queued for this end to read (complete ones only). */
 uint64_t zl_pipe_readable_count(zl_pipe *p);
+/* Slots of the chunk this end writes into: how deep its queue has been. */
+int zl_pipe_write_chunk_slots(const zl_pipe *p);
 
 /* Tells the peer end's owner (ZL_CMD_HICCUP) that the connection behind
  * this end was lost and is being re-established, as libzmq's hiccup: a SUB
