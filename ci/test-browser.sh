@@ -25,14 +25,8 @@ SERVER=${ZLINK_BROWSER_SERVER:-zlink}
 
 log() { printf '[test-browser] %s\n' "$*" >&2; }
 
-apt_install() {
-    [ $# -eq 0 ] && return 0
-    log "installing $*"
-    [ -n "${ZLINK_APT_UPDATED:-}" ] || apt-get update -qq
-    export ZLINK_APT_UPDATED=1
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
-        --no-install-recommends "$@" >/dev/null
-}
+# shellcheck source=lib/deb-source.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib/deb-source.sh" # apt_install
 
 # By command, not by package: a machine whose node comes from elsewhere
 # (NodeSource's nodejs bundles npm and conflicts with Debian's) is left as

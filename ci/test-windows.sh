@@ -34,19 +34,8 @@ step() {
 }
 step_done() { log "  took $(($(date +%s) - STEP_START)) s"; }
 
-apt_install() {
-    local missing=()
-    for pkg in "$@"; do
-        dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null |
-            grep -q 'install ok installed' || missing+=("$pkg")
-    done
-    [ ${#missing[@]} -eq 0 ] && return 0
-    log "installing ${missing[*]}"
-    apt-get update -qq
-    export ZLINK_APT_UPDATED=1
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
-        --no-install-recommends "${missing[@]}" >/dev/null
-}
+# shellcheck source=lib/deb-source.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib/deb-source.sh" # apt_install
 
 # Wine paths: the Z: drive maps the Unix root.
 wine_path() { printf 'Z:%s' "${1//\//\\}"; }
