@@ -76,9 +76,9 @@ static uint64_t thread_cpu_ns(void)
 }
 
 /* Receives from a steady sender for MEASURE_MS, with a blocking receive
- * or (poll) zlink_poll then a receive, and checks this thread's CPU time
- * against the wall time. */
-static void check_receiver_sleeps(int transport, bool poll)
+ * or (poll) zlink_poll then a receive, and returns this thread's CPU time
+ * as a share of the wall time. */
+static double receiver_cpu_share(int transport, bool poll, unsigned *received)
 {
     void *ctx = zt_ctx();
     ck_assert_int_eq(zlink_ctx_set(ctx, ZLINK_SPIN_BUDGET, 0), 0);
@@ -95,7 +95,7 @@ static void check_receiver_sleeps(int transport, bool poll)
     ck_assert_int_eq(uv_thread_create(&thread, steady_sender, &args), 0);
     uint64_t wall_start = uv_hrtime();
     uint64_t cpu_start = thread_cpu_ns();
-    unsigned received = 0;
+    unsigned count = 0;
     char buf[16];
     while (uv_hrtime() - wall_start < (uint64_t)MEASURE_MS * 1000000u) {
         if (poll) {
@@ -103,19 +103,35 @@ static void check_receiver_sleeps(int transport, bool poll)
             ck_assert_int_eq(zlink_poll(&item, 1, ZT_TIMEOUT_MS), 1);
         }
         ck_assert_int_eq(zlink_recv(receiver, buf, sizeof buf, 0), 4);
-        received++;
+        count++;
     }
     uint64_t cpu = thread_cpu_ns() - cpu_start;
     uint64_t wall = uv_hrtime() - wall_start;
     atomic_store(&args.stop, true);
     uv_thread_join(&thread);
-    double share = (double)cpu / (double)wall;
-    ck_assert_msg(share < CPU_BOUND,
-                  "%s receiver used %.0f%% of a CPU over %u messages",
-                  poll ? "polling" : "blocking", share * 100, received);
     zt_close(sender);
     zt_close(receiver);
     zt_term(ctx);
+    *received = count;
+    return (double)cpu / (double)wall;
+}
+
+/* A receiver that spins uses its CPU in every window; one that sleeps can
+ * still cross the bound in a window where other processes slow each
+ * receive, so a few windows are allowed and one under the bound passes. */
+#define MEASURE_TRIES 3
+
+static void check_receiver_sleeps(int transport, bool poll)
+{
+    double share = 1.0;
+    unsigned received = 0;
+    for (int i = 0; i < MEASURE_TRIES && share >= CPU_BOUND; i++)
+        share = receiver_cpu_share(transport, poll, &received);
+    ck_assert_msg(share < CPU_BOUND,
+                  "%s receiver used %.0f%% of a CPU over %u messages, in "
+                  "each of %d windows",
+                  poll ? "polling" : "blocking", share * 100, received,
+                  MEASURE_TRIES);
 }
 
 START_TEST(no_budget_blocking_receive_sleeps_inproc)
