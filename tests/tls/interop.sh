@@ -27,6 +27,11 @@ fi
 work=$(mktemp -d "${TMPDIR:-/tmp}/zlink-tls-interop.XXXXXX")
 pids=()
 cleanup() {
+    # start_stunnel runs in a command substitution's subshell, so its pids
+    # come back through a file, not the array.
+    if [ -f "$work/stunnel.pids" ]; then
+        mapfile -t -O "${#pids[@]}" pids <"$work/stunnel.pids"
+    fi
     for pid in "${pids[@]}"; do
         kill "$pid" 2>/dev/null
     done
@@ -79,7 +84,7 @@ start_stunnel() {
         } >"$conf"
         : >"$log"
         stunnel "$conf" >/dev/null 2>&1 &
-        pids+=($!)
+        echo $! >>"$work/stunnel.pids"
         if wait_for "$log" "bound to 127.0.0.1:$port|Error binding" |
             grep -q "bound to"; then
             echo "$port"
