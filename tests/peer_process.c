@@ -140,7 +140,7 @@ void peer_start(struct peer *p, char *const args[], bool with_stdin)
 const char *peer_read_endpoint(struct peer *p)
 {
     p->timer_fired = false;
-    uv_timer_start(&p->timer, on_timer, PEER_LINE_TIMEOUT_MS, 0);
+    uv_timer_start(&p->timer, on_timer, PEER_START_TIMEOUT_MS, 0);
     while (!p->line_done && !p->out_closed && !p->timer_fired)
         uv_run(&p->loop, UV_RUN_ONCE);
     uv_timer_stop(&p->timer);

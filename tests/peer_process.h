@@ -9,7 +9,10 @@
 
 /* Every wait on the peer is bounded, so a broken peer or a broken zlink
  * fails the case instead of hanging the suite. */
-#define PEER_LINE_TIMEOUT_MS 10000
+/* A peer's first move (its endpoint line, its first message, its DEALER
+ * becoming reachable) also waits for its start: a cold JVM on a machine
+ * running other CI stages took more than 10 s. */
+#define PEER_START_TIMEOUT_MS 40000
 #define PEER_EXIT_TIMEOUT_MS 20000
 #define PEER_KILL_GRACE_MS 5000
 

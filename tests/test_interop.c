@@ -122,9 +122,10 @@ static void check_rcvmore(void *socket, bool expected, int index, int part)
                   more, expected);
 }
 
-static void send_routing_id(void *socket, const char *routing_id)
+static void send_routing_id(void *socket, const char *routing_id,
+                            uint64_t timeout_ms)
 {
-    uint64_t give_up = zl_test_now_ms() + ZL_TIMEOUT_MS;
+    uint64_t give_up = zl_test_now_ms() + timeout_ms;
     size_t len = strlen(routing_id);
     while (zl_test_send_retry(socket, routing_id, len, ZLINK_SNDMORE) !=
            (int)len) {
@@ -151,12 +152,14 @@ static void recv_routing_id(void *socket, const char *routing_id, int index)
     check_rcvmore(socket, true, index, -1);
 }
 
-/* Sends message `index` of the pattern; a ROUTER addresses routing_id. */
+/* Sends message `index` of the pattern; a ROUTER addresses routing_id, and
+ * waits for the peer's start before the first. */
 static void send_pattern(void *socket, int type, const char *routing_id,
                          int index)
 {
     if (type == ZLINK_ROUTER)
-        send_routing_id(socket, routing_id);
+        send_routing_id(socket, routing_id,
+                        index == 0 ? PEER_START_TIMEOUT_MS : ZL_TIMEOUT_MS);
     int parts = ix_parts(index);
     for (int part = 0; part < parts; part++) {
         size_t size = ix_size(index, part);
@@ -321,7 +324,15 @@ static void run_case(const struct variant *v, bool zlink_binds, bool ipc)
                       zlink_strerror(zlink_errno()));
     }
 
+    /* The first message, either way, also waits for the peer's start: a
+     * send blocks until the peer connects, a receive until it sends. */
+    zl_test_set_int(socket, ZLINK_RCVTIMEO, PEER_START_TIMEOUT_MS);
+    zl_test_set_int(socket, ZLINK_SNDTIMEO, PEER_START_TIMEOUT_MS);
     for (int i = 0; i < IX_COUNT; i++) {
+        if (i == 1) {
+            zl_test_set_int(socket, ZLINK_RCVTIMEO, ZL_TIMEOUT_MS);
+            zl_test_set_int(socket, ZLINK_SNDTIMEO, ZL_TIMEOUT_MS);
+        }
         switch (v->initiator) {
         case ZLINK_SENDS:
         case ZLINK_PUSHES:
