@@ -17,7 +17,9 @@
 #include "raw_socket.h"
 #include "testutil.h"
 #include "tls_fixture.h"
+#include "transport/tls_aes_gcm.h"
 #include "transport/tls_internal.h"
+#include "transport/tls_stream.h"
 
 static char *read_file(const char *path)
 {
@@ -708,8 +710,21 @@ typedef struct raw_tls {
     mbedtls_ssl_context ssl;
 } raw_tls;
 
-/* A blocking mbedTLS client on a raw socket, handshake done. */
-static void raw_tls_open(raw_tls *r, int port)
+/* The suites a misbehaving client offers, by the loop's index: AES-GCM,
+ * whose records zlink opens itself after the handshake (tls_record.h), and
+ * ChaCha20-Poly1305, whose records mbedTLS opens. */
+static const int gcm_suites[] = {
+    MBEDTLS_TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256,
+    MBEDTLS_TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256, 0};
+static const int chacha_suites[] = {
+    MBEDTLS_TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256,
+    MBEDTLS_TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256, 0};
+static const int *const raw_suites[] = {gcm_suites, chacha_suites};
+#define RAW_SUITES 2
+
+/* A blocking mbedTLS client on a raw socket offering raw_suites[suites],
+ * handshake done. */
+static void raw_tls_open(raw_tls *r, int port, int suites)
 {
     r->fd = raw_connect(port);
     mbedtls_ssl_config_init(&r->conf);
@@ -727,10 +742,15 @@ static void raw_tls_open(raw_tls *r, int port)
 #if MBEDTLS_VERSION_NUMBER >= 0x03000000
     mbedtls_ssl_conf_max_tls_version(&r->conf, MBEDTLS_SSL_VERSION_TLS1_2);
 #endif
+    mbedtls_ssl_conf_ciphersuites(&r->conf, raw_suites[suites]);
     ck_assert_int_eq(mbedtls_ssl_setup(&r->ssl, &r->conf), 0);
     mbedtls_ssl_set_bio(&r->ssl, &r->fd, raw_bio_send, raw_bio_recv, NULL);
+    unsigned own_before = zl_tls_own_records_total();
     int rc = mbedtls_ssl_handshake(&r->ssl);
     ck_assert_msg(rc == 0, "test client handshake: -0x%x", -rc);
+    /* The server's side of the handshake ended before the client's. */
+    ck_assert_uint_eq(zl_tls_own_records_total() - own_before,
+                      raw_suites[suites] == gcm_suites ? 1u : 0u);
 }
 
 static void raw_tls_close(raw_tls *r)
@@ -747,7 +767,7 @@ START_TEST(renegotiation_closes)
     hostile_open(&h, 0);
     check_good_peer(&h);
     raw_tls r;
-    raw_tls_open(&r, h.port);
+    raw_tls_open(&r, h.port, _i);
     /* Sends a ClientHello inside the session; the answer never comes. */
     mbedtls_ssl_renegotiate(&r.ssl);
     tls_expect_event(h.monitor, ZLINK_EVENT_HANDSHAKE_FAILED_PROTOCOL,
@@ -769,7 +789,7 @@ START_TEST(bad_records_after_handshake)
     for (int round = 0; round < 2; round++) {
         check_good_peer(&h);
         raw_tls r;
-        raw_tls_open(&r, h.port);
+        raw_tls_open(&r, h.port, _i);
         uint8_t record[5 + 48] = {0x17, 0x03, 0x03, 0x00, 48};
         for (int i = 5; i < (int)sizeof record; i++)
             record[i] = (uint8_t)(i * 13);
@@ -800,7 +820,7 @@ START_TEST(valid_records_bad_zmtp)
     hostile_open(&h, 0);
     check_good_peer(&h);
     raw_tls r;
-    raw_tls_open(&r, h.port);
+    raw_tls_open(&r, h.port, _i);
     uint8_t junk[4096];
     memset(junk, 0xee, sizeof junk);
     mbedtls_ssl_write(&r.ssl, junk, sizeof junk);
@@ -810,6 +830,112 @@ START_TEST(valid_records_bad_zmtp)
     raw_tls_close(&r);
     check_good_peer(&h);
     hostile_close(&h);
+}
+END_TEST
+
+/* After a good handshake: a fatal alert is reported as the peer's alert, a
+ * close_notify is a plain disconnect, and a record cut short by the peer's
+ * close is reported as truncated. */
+START_TEST(alerts_and_cut_records_after_handshake)
+{
+    hostile h;
+    hostile_open(&h, 0);
+    for (int round = 0; round < 3; round++) {
+        check_good_peer(&h);
+        raw_tls r;
+        raw_tls_open(&r, h.port, _i);
+        if (round == 0) {
+            mbedtls_ssl_send_alert_message(
+                &r.ssl, MBEDTLS_SSL_ALERT_LEVEL_FATAL,
+                MBEDTLS_SSL_ALERT_MSG_INTERNAL_ERROR);
+            tls_expect_event(h.monitor, ZLINK_EVENT_HANDSHAKE_FAILED_PROTOCOL,
+                             ZLINK_PROTOCOL_ERROR_TLS_ALERT);
+        } else if (round == 1) {
+            /* A warning is passed over: the junk after it still arrives. */
+            mbedtls_ssl_send_alert_message(&r.ssl,
+                                           MBEDTLS_SSL_ALERT_LEVEL_WARNING,
+                                           MBEDTLS_SSL_ALERT_MSG_USER_CANCELED);
+            uint8_t junk[64];
+            memset(junk, 0xee, sizeof junk);
+            mbedtls_ssl_write(&r.ssl, junk, sizeof junk);
+            tls_expect_event(h.monitor, ZLINK_EVENT_HANDSHAKE_FAILED_PROTOCOL,
+                             ZLINK_PROTOCOL_ERROR_ZMTP_UNSPECIFIED);
+        } else {
+            /* Half a record header and body, then the end. */
+            uint8_t part[5 + 20] = {0x17, 0x03, 0x03, 0x00, 48};
+            raw_send(r.fd, part, sizeof part);
+#if defined(_WIN32)
+            shutdown(r.fd, SD_SEND);
+#else
+            shutdown(r.fd, SHUT_WR);
+#endif
+            tls_expect_event(h.monitor, ZLINK_EVENT_HANDSHAKE_FAILED_PROTOCOL,
+                             ZLINK_PROTOCOL_ERROR_TLS_TRUNCATED);
+        }
+        ck_assert(raw_closed_by_peer(r.fd, TLS_WAIT_MS));
+        raw_tls_close(&r);
+    }
+    /* close_notify: the connection ends as a plain close does. */
+    raw_tls r;
+    raw_tls_open(&r, h.port, _i);
+    uint8_t frame[6];
+    char endpoint[256];
+    while (zlink_recv(h.monitor, frame, sizeof frame, 0) == 6)
+        ck_assert_int_ge(zlink_recv(h.monitor, endpoint, sizeof endpoint, 0),
+                         0); /* the earlier rounds' events */
+    mbedtls_ssl_close_notify(&r.ssl);
+    uint16_t event = 0;
+    uint64_t deadline = zl_test_now_ms() + TLS_WAIT_MS;
+    while (event != ZLINK_EVENT_DISCONNECTED && zl_test_now_ms() < deadline) {
+        if (zlink_recv(h.monitor, frame, sizeof frame, 0) != 6)
+            continue;
+        ck_assert_int_ge(zlink_recv(h.monitor, endpoint, sizeof endpoint, 0),
+                         0);
+        memcpy(&event, frame, sizeof event);
+        ck_assert_msg(event != ZLINK_EVENT_HANDSHAKE_FAILED_PROTOCOL,
+                      "close_notify reported as a protocol failure");
+    }
+    ck_assert_int_eq(event, ZLINK_EVENT_DISCONNECTED);
+    ck_assert(raw_closed_by_peer(r.fd, TLS_WAIT_MS));
+    raw_tls_close(&r);
+    check_good_peer(&h);
+    hostile_close(&h);
+}
+END_TEST
+
+/* Two zlink peers with AES-NI agree on AES-GCM, and zlink seals and opens
+ * the records itself: every size around the record and buffer limits
+ * crosses both ways intact. */
+START_TEST(own_records_carry_every_size)
+{
+    unsigned before = zl_tls_own_records_total();
+    tls_pair p;
+    tls_pair_open(&p, ZLINK_PAIR, ZLINK_PAIR);
+    static const size_t sizes[] = {0,     1,     255,   256,   16383, 16384,
+                                   16385, 32768, 65535, 65536, 65537, 200000};
+    size_t max = 200000;
+    uint8_t *body = malloc(max), *got = malloc(max + 1);
+    ck_assert(body && got);
+    for (size_t i = 0; i < max; i++)
+        body[i] = (uint8_t)(i * 7 + (i >> 9));
+    for (int way = 0; way < 2; way++) {
+        void *from = way ? p.server : p.client, *to = way ? p.client : p.server;
+        for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
+            ck_assert_int_eq(zlink_send(from, body, sizes[i], 0),
+                             (int)sizes[i]);
+        for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+            ck_assert_int_eq(zlink_recv(to, got, max + 1, 0), (int)sizes[i]);
+            ck_assert(memcmp(got, body, sizes[i]) == 0);
+        }
+    }
+    free(body);
+    free(got);
+    tls_pair_close(&p);
+    if (zl_aes_gcm_accelerated())
+        ck_assert_uint_eq(zl_tls_own_records_total() - before, 2);
+    else
+        fprintf(stderr, "own_records_carry_every_size: no AES-NI here, the "
+                        "peers kept mbedTLS's records\n");
 }
 END_TEST
 
@@ -972,6 +1098,7 @@ static Suite *tls_suite(void)
     tcase_add_test(transport, pem_in_memory);
     tcase_add_test(transport, client_certificate_and_encrypted_key);
     tcase_add_test(transport, unbind_and_disconnect);
+    tcase_add_test(transport, own_records_carry_every_size);
     suite_add_tcase(s, transport);
     TCase *failing = tcase_create("failures");
     tcase_set_timeout(failing, 120);
@@ -987,10 +1114,13 @@ static Suite *tls_suite(void)
     tcase_add_test(hostile_input, raw_truncated_record);
     tcase_add_test(hostile_input, raw_stall_mid_handshake);
 #if defined(MBEDTLS_SSL_RENEGOTIATION)
-    tcase_add_test(hostile_input, renegotiation_closes);
+    tcase_add_loop_test(hostile_input, renegotiation_closes, 0, RAW_SUITES);
 #endif
-    tcase_add_test(hostile_input, bad_records_after_handshake);
-    tcase_add_test(hostile_input, valid_records_bad_zmtp);
+    tcase_add_loop_test(hostile_input, bad_records_after_handshake, 0,
+                        RAW_SUITES);
+    tcase_add_loop_test(hostile_input, valid_records_bad_zmtp, 0, RAW_SUITES);
+    tcase_add_loop_test(hostile_input, alerts_and_cut_records_after_handshake,
+                        0, RAW_SUITES);
     tcase_add_test(hostile_input, client_refuses_hostile_servers);
 #if defined(MBEDTLS_SSL_RENEGOTIATION)
     tcase_add_test(hostile_input, client_refuses_renegotiation);

@@ -95,10 +95,16 @@ start_stunnel() {
     return 1
 }
 
+# Each stunnel case runs with one TLS 1.2 suite: AES-GCM's records zlink
+# seals and opens itself (128 and 256 bits: the SHA-256 and SHA-384 key
+# expansions), ChaCha20-Poly1305's mbedTLS does.
+suites=(ECDHE-ECDSA-AES128-GCM-SHA256 ECDHE-ECDSA-AES256-GCM-SHA384
+    ECDHE-ECDSA-CHACHA20-POLY1305)
+
 # ---- stunnel: a libzmq DEALER behind stunnel (client mode) -> zlink tls
 # ROUTER ----
 stunnel_to_zlink() {
-    local out=$work/a-router.out
+    local suite=$1 out=$work/a-router.out
     ZLINK_PEER_TLS_CERT=$certs/server-chain.pem \
         ZLINK_PEER_TLS_KEY=$certs/server.key \
         timeout 60 "$zpeer" ROUTER bind 'tls://127.0.0.1:*' echo 10 >"$out" 2>&1 &
@@ -108,15 +114,16 @@ stunnel_to_zlink() {
         { fail "stunnel client -> zlink ROUTER (no endpoint)"; cat "$out"; return; }
     local port
     port=$(start_stunnel client "client = yes" "connect = 127.0.0.1:${ep##*:}" \
-        "CAfile = $certs/root.pem" "verifyChain = yes" "checkHost = localhost") ||
+        "CAfile = $certs/root.pem" "verifyChain = yes" "checkHost = localhost" \
+        "sslVersionMax = TLSv1.2" "ciphers = $suite") ||
         { fail "stunnel client -> zlink ROUTER (stunnel)"; return; }
     local crc=0 rrc=0
     timeout 60 "$peer" DEALER connect "tcp://127.0.0.1:$port" send 10 zmq-dealer || crc=$?
     wait $router || rrc=$?
     if [ $crc -eq 0 ] && [ $rrc -eq 0 ]; then
-        pass "libzmq DEALER -> stunnel client -> zlink tls ROUTER (multipart, 1 MiB)"
+        pass "libzmq DEALER -> stunnel client -> zlink tls ROUTER, $suite (multipart, 1 MiB)"
     else
-        fail "libzmq DEALER -> stunnel client -> zlink tls ROUTER (dealer $crc, router $rrc)"
+        fail "libzmq DEALER -> stunnel client -> zlink tls ROUTER, $suite (dealer $crc, router $rrc)"
         cat "$out" "$work/client.log"
     fi
 }
@@ -124,7 +131,7 @@ stunnel_to_zlink() {
 # ---- stunnel: a zlink tls DEALER -> stunnel (server mode) -> libzmq
 # ROUTER ----
 zlink_to_stunnel() {
-    local out=$work/b-router.out
+    local suite=$1 out=$work/b-router.out
     timeout 60 "$peer" ROUTER bind 'tcp://127.0.0.1:*' echo 10 >"$out" 2>&1 &
     local router=$!
     local ep
@@ -132,16 +139,17 @@ zlink_to_stunnel() {
         { fail "zlink DEALER -> stunnel server (no endpoint)"; cat "$out"; return; }
     local port
     port=$(start_stunnel server "connect = 127.0.0.1:${ep##*:}" \
-        "cert = $certs/server-chain.pem" "key = $certs/server.key") ||
+        "cert = $certs/server-chain.pem" "key = $certs/server.key" \
+        "sslVersionMax = TLSv1.2" "ciphers = $suite") ||
         { fail "zlink DEALER -> stunnel server (stunnel)"; return; }
     local crc=0 rrc=0
     ZLINK_PEER_TLS_CA=$certs/root.pem ZLINK_PEER_TLS_HOSTNAME=localhost \
         timeout 60 "$zpeer" DEALER connect "tls://127.0.0.1:$port" send 10 zlink-dealer || crc=$?
     wait $router || rrc=$?
     if [ $crc -eq 0 ] && [ $rrc -eq 0 ]; then
-        pass "zlink tls DEALER -> stunnel server -> libzmq ROUTER (multipart, 1 MiB)"
+        pass "zlink tls DEALER -> stunnel server -> libzmq ROUTER, $suite (multipart, 1 MiB)"
     else
-        fail "zlink tls DEALER -> stunnel server -> libzmq ROUTER (dealer $crc, router $rrc)"
+        fail "zlink tls DEALER -> stunnel server -> libzmq ROUTER, $suite (dealer $crc, router $rrc)"
         cat "$out" "$work/server.log"
     fi
 }
@@ -237,8 +245,10 @@ s_client_case() {
     fi
 }
 
-stunnel_to_zlink
-zlink_to_stunnel
+for suite in "${suites[@]}"; do
+    stunnel_to_zlink "$suite"
+    zlink_to_stunnel "$suite"
+done
 
 trust=(ZLINK_PROBE_TLS_CA="$certs/root.pem" ZLINK_PROBE_TLS_HOSTNAME=localhost)
 chain=(-cert "$certs/server.pem" -cert_chain "$certs/inter.pem" -key "$certs/server.key")

@@ -21,6 +21,7 @@
 #include <psa/crypto.h>
 #endif
 
+#include "tls_aes_gcm.h"
 #include "tls_internal.h"
 #include "zlink.h"
 
@@ -395,6 +396,51 @@ static int load_trust(tls_role *r, const zl_tls_settings *s)
 
 /* X25519 first, then the NIST curves smallest first: mbedTLS 2.28 would
  * otherwise agree on P-521, the slowest, whenever the peer offers it. */
+/* With AES-NI, the TLS 1.2 AES-GCM suites come first: zlink seals and
+ * opens their records itself (tls_record.h), faster than any suite
+ * mbedTLS runs. mbedTLS's own order follows, TLS 1.3's suites included. */
+#define SUITES_MAX 512
+static int suites_gcm_first[SUITES_MAX];
+static uv_once_t suites_once = UV_ONCE_INIT;
+
+static void order_suites(void)
+{
+    static const char *const first[] = {
+        "TLS-ECDHE-ECDSA-WITH-AES-128-GCM-SHA256",
+        "TLS-ECDHE-RSA-WITH-AES-128-GCM-SHA256",
+        "TLS-ECDHE-ECDSA-WITH-AES-256-GCM-SHA384",
+        "TLS-ECDHE-RSA-WITH-AES-256-GCM-SHA384"};
+    size_t n = 0;
+    for (size_t i = 0; i < sizeof first / sizeof first[0]; i++) {
+        const mbedtls_ssl_ciphersuite_t *info =
+            mbedtls_ssl_ciphersuite_from_string(first[i]);
+        if (info)
+#if MBEDTLS_VERSION_NUMBER >= 0x03000000
+            suites_gcm_first[n++] = mbedtls_ssl_ciphersuite_get_id(info);
+#else
+            suites_gcm_first[n++] = info->id;
+#endif
+    }
+    size_t lead = n;
+    for (const int *id = mbedtls_ssl_list_ciphersuites();
+         *id != 0 && n + 1 < SUITES_MAX; id++) {
+        bool listed = false;
+        for (size_t i = 0; i < lead; i++)
+            listed = listed || suites_gcm_first[i] == *id;
+        if (!listed)
+            suites_gcm_first[n++] = *id;
+    }
+    suites_gcm_first[n] = 0;
+}
+
+static void set_suites(tls_role *r)
+{
+    if (!zl_aes_gcm_accelerated())
+        return;
+    uv_once(&suites_once, order_suites);
+    mbedtls_ssl_conf_ciphersuites(&r->conf, suites_gcm_first);
+}
+
 static void set_groups(tls_role *r)
 {
 #if MBEDTLS_VERSION_NUMBER >= 0x03010000
@@ -575,6 +621,10 @@ static tls_role *build_role(const zl_tls_settings *s, bool server)
      * too, in 3.x), which both 2.28 and 3.6 run faster than their AES-GCM
      * even with AES-NI (bench/NOTES.md, "TLS: where the CPU goes"). */
     set_groups(r);
+    set_suites(r);
+#if defined(ZL_TLS_EXPORT_KEYS_228)
+    mbedtls_ssl_conf_export_keys_ext_cb(&r->conf, zl_tls_export_keys, NULL);
+#endif
     mbedtls_ssl_conf_rng(&r->conf, zl_tls_random, NULL);
     mbedtls_ssl_conf_authmode(&r->conf, authmode);
     /* TLS 1.2 at least; 1.3 where this mbedTLS has it. */

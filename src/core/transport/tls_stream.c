@@ -9,13 +9,17 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <mbedtls/platform_util.h>
 #include <mbedtls/ssl.h>
 #include <mbedtls/version.h>
 #include <mbedtls/x509.h>
 
 #include "atomics.h"
+#include "fast_tls.h"
 #include "msg_pool.h"
 #include "tls_config.h"
+#include "tls_internal.h"
+#include "tls_record.h"
 #include "zlink.h"
 
 /* The most plaintext one record carries (TLS's own limit), and room for
@@ -62,6 +66,13 @@ typedef struct tls_stream {
     bool handshake_done;
     bool tls13;
     tls_failure failure;
+    /* After a TLS 1.2 handshake with an AES-GCM suite, zlink seals and
+     * opens the records itself (tls_record.c); mbedTLS then only did the
+     * handshake. */
+    zl_tls_secrets secrets;
+    zl_tls_record record;
+    bool own_records;
+    size_t record_plain_max;
 
     /* The engine's ops; NULL once completed or handed to deferred. */
     zl_op *handshake_op;
@@ -74,10 +85,14 @@ typedef struct tls_stream {
     size_t write_offset, write_done, write_total;
     zl_stream_deferred deferred;
 
-    /* Ciphertext in: [in_pos, in_len) not yet given to mbedTLS. */
+    /* Ciphertext in: [in_pos, in_len) not yet given to mbedTLS, or not yet
+     * opened. An opened record's plaintext that the engine's read had no
+     * room for stays in place: [plain, plain + plain_len). */
     uint8_t *in;
     uint8_t in_class;
     size_t in_pos, in_len;
+    uint8_t *plain;
+    size_t plain_len;
     zl_op lower_read_op;
     bool lower_read_pending, lower_probe, lower_eof;
     bool lower_readable; /* a lower probe completed: bytes are waiting */
@@ -117,11 +132,16 @@ typedef struct tls_stream {
 
 static void pump(tls_stream *t);
 
-static atomic_uint resumed_total;
+static atomic_uint resumed_total, own_records_total;
 
 unsigned zl_tls_resumed_total(void)
 {
     return atomic_load_explicit(&resumed_total, memory_order_relaxed);
+}
+
+unsigned zl_tls_own_records_total(void)
+{
+    return atomic_load_explicit(&own_records_total, memory_order_relaxed);
 }
 
 /* ---- failures ---- */
@@ -238,6 +258,44 @@ static void mbedtls_failure(tls_stream *t, int rc)
         return;
     }
 }
+
+/* ---- the secrets zlink's own records are keyed from ---- */
+
+#if MBEDTLS_VERSION_NUMBER >= 0x03000000
+static void export_keys(void *ctx, mbedtls_ssl_key_export_type type,
+                        const unsigned char *secret, size_t secret_len,
+                        const unsigned char client_random[32],
+                        const unsigned char server_random[32],
+                        mbedtls_tls_prf_types prf)
+{
+    tls_stream *t = ctx;
+    if (type == MBEDTLS_SSL_KEY_EXPORT_TLS12_MASTER_SECRET)
+        zl_tls_secrets_keep(&t->secrets, secret, secret_len, client_random,
+                            server_random, (int)prf);
+}
+#elif defined(ZL_TLS_EXPORT_KEYS_228)
+/* mbedTLS 2.28 exports through the shared config, without saying for which
+ * connection: it is the one whose handshake this thread is stepping. */
+static ZL_THREAD_LOCAL tls_stream *handshaking;
+
+int zl_tls_export_keys(void *unused, const unsigned char *master,
+                       const unsigned char *key_block, size_t mac_len,
+                       size_t key_len, size_t iv_len,
+                       const unsigned char client_random[32],
+                       const unsigned char server_random[32],
+                       mbedtls_tls_prf_types prf)
+{
+    (void)unused;
+    (void)key_block;
+    (void)mac_len;
+    (void)key_len;
+    (void)iv_len;
+    if (handshaking)
+        zl_tls_secrets_keep(&handshaking->secrets, master, 48, client_random,
+                            server_random, (int)prf);
+    return 0;
+}
+#endif
 
 /* ---- the records mbedTLS is given ---- */
 
@@ -361,6 +419,8 @@ static void release_in(tls_stream *t)
         zl_pool_free(t->in, t->in_class);
     t->in = NULL;
     t->in_pos = t->in_len = 0;
+    t->plain = NULL;
+    t->plain_len = 0;
 }
 
 static void release_out(tls_stream *t)
@@ -380,6 +440,9 @@ static void maybe_free(tls_stream *t)
     if (!t->closing || t->lower_pending > 0 || zl_timer_active(&t->close_timer))
         return;
     mbedtls_ssl_free(&t->ssl);
+    if (t->own_records)
+        zl_tls_record_free(&t->record);
+    mbedtls_platform_zeroize(&t->secrets, sizeof t->secrets);
     zl_tls_settings_unref(t->settings);
     release_in(t);
     release_out(t);
@@ -439,9 +502,12 @@ static void read_lower(tls_stream *t, bool probe)
             set_failure(t, -ENOMEM, 0, 0);
             return;
         }
-        /* mbedTLS takes everything before it asks for more. */
-        t->in_pos = t->in_len = 0;
-        iov = (zl_iovec){t->in, CIPHER_IN_CAP};
+        /* mbedTLS takes everything before it asks for more; zlink's own
+         * records leave the start of one behind. */
+        memmove(t->in, t->in + t->in_pos, t->in_len - t->in_pos);
+        t->in_len -= t->in_pos;
+        t->in_pos = 0;
+        iov = (zl_iovec){t->in + t->in_len, CIPHER_IN_CAP - t->in_len};
     } else {
         iov.base = t->record_header; /* nothing is read */
     }
@@ -477,14 +543,20 @@ static void complete(tls_stream *t, zl_op **slot, int status, size_t bytes)
  * session.) */
 static int run_handshake(tls_stream *t)
 {
-    while (handshake_state(&t->ssl) != MBEDTLS_SSL_HANDSHAKE_OVER) {
-        int rc = mbedtls_ssl_handshake_step(&t->ssl);
-        if (rc != 0)
-            return rc;
-        if (handshake_state(&t->ssl) == MBEDTLS_SSL_SERVER_CERTIFICATE)
+#if defined(ZL_TLS_EXPORT_KEYS_228)
+    handshaking = t;
+#endif
+    int rc = 0;
+    while (rc == 0 && handshake_state(&t->ssl) != MBEDTLS_SSL_HANDSHAKE_OVER) {
+        rc = mbedtls_ssl_handshake_step(&t->ssl);
+        if (rc == 0 &&
+            handshake_state(&t->ssl) == MBEDTLS_SSL_SERVER_CERTIFICATE)
             t->server_certificate_seen = true;
     }
-    return 0;
+#if defined(ZL_TLS_EXPORT_KEYS_228)
+    handshaking = NULL;
+#endif
+    return rc;
 }
 
 static bool resumed(const tls_stream *t)
@@ -501,6 +573,25 @@ static void keep_session(tls_stream *t)
 {
     if (t->client && !resumed(t))
         zl_tls_session_save(t->settings, t->peer, &t->ssl);
+}
+
+/* Takes the records over from mbedTLS where this handshake allows it: TLS
+ * 1.2, an AES-GCM suite, the secrets exported, and nothing of the peer's
+ * read past its Finished. Otherwise mbedTLS keeps them. */
+static void start_own_records(tls_stream *t)
+{
+    size_t key_len =
+        zl_tls_record_key_len(mbedtls_ssl_get_ciphersuite(&t->ssl));
+    int plain_max = mbedtls_ssl_get_max_out_record_payload(&t->ssl);
+    if (!t->tls13 && key_len > 0 && plain_max > 0 &&
+        mbedtls_ssl_check_pending(&t->ssl) == 0 &&
+        zl_tls_record_init(&t->record, &t->secrets, key_len, t->client) == 0) {
+        t->own_records = true;
+        t->record_plain_max =
+            plain_max < RECORD_PLAIN_MAX ? (size_t)plain_max : RECORD_PLAIN_MAX;
+        atomic_fetch_add_explicit(&own_records_total, 1, memory_order_relaxed);
+    }
+    mbedtls_platform_zeroize(&t->secrets, sizeof t->secrets);
 }
 
 static void step_handshake(tls_stream *t)
@@ -529,6 +620,7 @@ static void step_handshake(tls_stream *t)
         atomic_fetch_add_explicit(&resumed_total, 1, memory_order_relaxed);
     else if (!t->tls13)
         keep_session(t);
+    start_own_records(t);
     complete(t, &t->handshake_op, 0, 0);
 }
 
@@ -590,6 +682,21 @@ static void advance_write(tls_stream *t, size_t n)
         t->write_index++;
 }
 
+/* One record of plaintext out: sealed by zlink, or given to mbedTLS. The
+ * bytes taken, or an mbedTLS error. */
+static int write_record(tls_stream *t, const uint8_t *p, size_t len)
+{
+    if (!t->own_records)
+        return mbedtls_ssl_write(&t->ssl, p, len);
+    if (!t->out && !(t->out = zl_pool_alloc(CIPHER_OUT_CAP, &t->out_class)))
+        return MBEDTLS_ERR_SSL_ALLOC_FAILED;
+    if (len > t->record_plain_max)
+        len = t->record_plain_max;
+    t->out_len += zl_tls_record_seal(&t->record, ZL_TLS_CONTENT_APPLICATION, p,
+                                     len, t->out + t->out_len);
+    return (int)len;
+}
+
 /* Encrypts the engine's batch as records while the out buffer has room. */
 static void encrypt_batch(tls_stream *t)
 {
@@ -602,7 +709,7 @@ static void encrypt_batch(tls_stream *t)
             set_failure(t, -ENOMEM, 0, 0);
             return;
         }
-        int rc = mbedtls_ssl_write(&t->ssl, p, len);
+        int rc = write_record(t, p, len);
         if (rc == MBEDTLS_ERR_SSL_WANT_WRITE || rc == MBEDTLS_ERR_SSL_WANT_READ)
             return; /* the same record goes again after the flush */
         if (rc < 0) {
@@ -683,11 +790,125 @@ static void decrypt_into_read(tls_stream *t)
     }
 }
 
+/* A record zlink opens itself, whose header is at in_pos; false when it
+ * ends the reading (a failure or the peer's close_notify is set). */
+static bool check_own_header(tls_stream *t, const uint8_t *rec)
+{
+    if (zl_tls_record_body_len(rec) > RECORD_CIPHER_MAX) {
+        protocol_failure(t, ZLINK_PROTOCOL_ERROR_TLS_OVERSIZED_RECORD);
+        return false;
+    }
+    /* TLS 1.2 carries a handshake message after the handshake only to
+     * renegotiate. */
+    if (rec[0] == ZL_TLS_CONTENT_HANDSHAKE) {
+        protocol_failure(t, ZLINK_PROTOCOL_ERROR_TLS_RENEGOTIATION);
+        return false;
+    }
+    if ((rec[0] != ZL_TLS_CONTENT_APPLICATION &&
+         rec[0] != ZL_TLS_CONTENT_ALERT) ||
+        rec[1] != 3 || rec[2] != 3) {
+        protocol_failure(t, ZLINK_PROTOCOL_ERROR_TLS_BAD_RECORD);
+        return false;
+    }
+    return true;
+}
+
+/* An opened alert: close_notify ends the stream as a close does, a fatal
+ * one as mbedTLS reports it, and a warning is passed over, as mbedTLS
+ * does. False when it ends the reading. */
+static bool take_alert(tls_stream *t, const uint8_t *alert, size_t len)
+{
+    if (len != 2) {
+        protocol_failure(t, ZLINK_PROTOCOL_ERROR_TLS_BAD_RECORD);
+        return false;
+    }
+    if (alert[1] == MBEDTLS_SSL_ALERT_MSG_CLOSE_NOTIFY) {
+        set_failure(t, ZL_EOF, 0, 0);
+        return false;
+    }
+    if (alert[0] != MBEDTLS_SSL_ALERT_LEVEL_FATAL)
+        return true;
+    if (is_certificate_alert(alert[1]))
+        auth_failure(t, ZLINK_TLS_AUTH_PEER_REJECTED);
+    else
+        protocol_failure(t, ZLINK_PROTOCOL_ERROR_TLS_ALERT);
+    return false;
+}
+
+/* The read with zlink's own records: plaintext left from a record opened
+ * before first, then whole records, each opened straight into the
+ * engine's iovec when it fits there, else in place, its rest kept. */
+static void open_into_read(tls_stream *t)
+{
+    size_t got = 0, at = 0;
+    int i = 0;
+    while (i < t->read_count && !t->failure.status) {
+        uint8_t *base = t->read_iov[i].base;
+        size_t room = t->read_iov[i].len - at;
+        if (room == 0) {
+            i++;
+            at = 0;
+            continue;
+        }
+        if (t->plain_len > 0) {
+            size_t n = room < t->plain_len ? room : t->plain_len;
+            memcpy(base + at, t->plain, n);
+            t->plain += n;
+            t->plain_len -= n;
+            at += n;
+            got += n;
+            continue;
+        }
+        size_t have = t->in_len - t->in_pos;
+        uint8_t *rec = t->in + t->in_pos;
+        if (have < ZL_TLS_RECORD_HEADER || !check_own_header(t, rec))
+            break;
+        size_t body = zl_tls_record_body_len(rec);
+        if (have < ZL_TLS_RECORD_HEADER + body)
+            break;
+        t->in_pos += ZL_TLS_RECORD_HEADER + body;
+        uint8_t *in_place = rec + ZL_TLS_RECORD_HEADER + 8;
+        bool direct = rec[0] == ZL_TLS_CONTENT_APPLICATION &&
+                      body <= room + ZL_TLS_RECORD_EXPANSION;
+        uint8_t *out = direct ? base + at : in_place;
+        size_t len;
+        if (zl_tls_record_open(&t->record, rec, body, out, &len) != 0) {
+            protocol_failure(t, ZLINK_PROTOCOL_ERROR_TLS_BAD_RECORD);
+            break;
+        }
+        if (rec[0] == ZL_TLS_CONTENT_ALERT) {
+            if (!take_alert(t, out, len))
+                break;
+        } else if (direct) {
+            at += len;
+            got += len;
+        } else {
+            t->plain = out;
+            t->plain_len = len;
+        }
+    }
+    if (got > 0) {
+        complete(t, &t->read_op, 0, got);
+        return;
+    }
+    if (t->failure.status || t->plain_len > 0)
+        return;
+    /* The peer ended inside a record: it was cut short. */
+    if (t->lower_eof) {
+        if (mid_record(t))
+            protocol_failure(t, ZLINK_PROTOCOL_ERROR_TLS_TRUNCATED);
+        else
+            set_failure(t, ZL_EOF, 0, 0);
+        return;
+    }
+    read_lower(t, false);
+}
+
 /* A zero-length read: done once a read would bring something. */
 static void probe(tls_stream *t)
 {
-    if (mbedtls_ssl_get_bytes_avail(&t->ssl) > 0 || t->in_pos < t->in_len ||
-        t->lower_eof || t->lower_readable) {
+    if (mbedtls_ssl_get_bytes_avail(&t->ssl) > 0 || t->plain_len > 0 ||
+        t->in_pos < t->in_len || t->lower_eof || t->lower_readable) {
         complete(t, &t->read_op, 0, 0);
         return;
     }
@@ -720,6 +941,8 @@ static void pump(tls_stream *t)
             if (t->read_count == 0 ||
                 (t->read_count == 1 && t->read_iov[0].len == 0))
                 probe(t);
+            else if (t->own_records)
+                open_into_read(t);
             else
                 decrypt_into_read(t);
         }
@@ -888,6 +1111,9 @@ zl_stream *zl_tls_stream_create(zl_loop *loop, zl_stream *lower,
         return NULL;
     }
     mbedtls_ssl_set_bio(&t->ssl, t, bio_send, bio_recv, NULL);
+#if MBEDTLS_VERSION_NUMBER >= 0x03000000
+    mbedtls_ssl_set_export_keys_cb(&t->ssl, export_keys, t);
+#endif
     t->base.ops = &tls_ops;
     t->base.handle = lower->handle;
     t->loop = loop;

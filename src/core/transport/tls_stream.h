@@ -25,5 +25,8 @@ zl_stream *zl_tls_stream_create(zl_loop *loop, zl_stream *lower,
 /* Client handshakes that resumed a kept session, since the process began
  * (for tests). */
 unsigned zl_tls_resumed_total(void);
+/* Handshakes after which zlink sealed and opened the records itself
+ * (tls_record.h), since the process began (for tests). */
+unsigned zl_tls_own_records_total(void);
 
 #endif
