@@ -860,8 +860,10 @@ static void open_into_read(tls_stream *t)
             continue;
         }
         size_t have = t->in_len - t->in_pos;
+        if (have < ZL_TLS_RECORD_HEADER)
+            break;
         uint8_t *rec = t->in + t->in_pos;
-        if (have < ZL_TLS_RECORD_HEADER || !check_own_header(t, rec))
+        if (!check_own_header(t, rec))
             break;
         size_t body = zl_tls_record_body_len(rec);
         if (have < ZL_TLS_RECORD_HEADER + body)
