@@ -403,8 +403,8 @@ ZL_TARGET void zl_aes_gcm_x86_seal(const zl_aes_gcm *g, const uint8_t nonce[12],
     gcm_start st = gcm_begin(g, nonce, aad, aad_len);
     __m128i ctr = st.ctr, acc = st.acc;
     size_t done = 0;
-    /* Each group's GHASH waits for the next group's AES, so that the two
-     * run side by side instead of one after the other. */
+    /* Each group is hashed in the next group's turn, beside that group's
+     * AES: the two run side by side instead of one after the other. */
     if (len >= 128) {
         blocks8 ks = counters8(&ctr);
         aes_blocks8(g, &ks);
