@@ -17,6 +17,9 @@
 #define ZL_AES_GCM_X86 1
 #endif
 
+/* One key, used by one thread at a time: mbedTLS's branch keeps a call's
+ * running state in the context. A connection's two keys live on its I/O
+ * thread. */
 typedef struct zl_aes_gcm {
     bool accelerated;
     union {

@@ -1,12 +1,8 @@
 /* tls_aes_gcm_x86.c — AES-GCM on AES-NI and PCLMULQDQ: counter mode eight
  * blocks at a time, GHASH over eight blocks per reduction. */
-/* The CMake glob's tls_ filter ([a-z_]+) misses this name's digits: a
- * build without TLS compiles it empty. */
-#ifdef ZLINK_HAVE_TLS
 #include "tls_aes_gcm.h"
-#endif
 
-#if defined(ZLINK_HAVE_TLS) && defined(ZL_AES_GCM_X86)
+#if defined(ZL_AES_GCM_X86)
 
 #include <immintrin.h>
 #include <string.h>
