@@ -341,35 +341,32 @@ void zl_engine_dispatch(zl_engine *e, zl_engine_event ev,
 }
 /* ---- completions and timers: each becomes an event ---- */
 
-static void on_read(zl_op *op, int status, size_t bytes)
+/* An op's completion as an event. pending_ops still counts the op during
+ * the dispatch: a protocol error found there closes the engine, and must
+ * not free it under us. */
+static void dispatch_completion(zl_engine *e, zl_engine_event event, int status,
+                                size_t bytes)
 {
-    zl_engine *e = op->data;
     zl_engine_args args = {.status = status, .bytes = bytes};
-    /* pending_ops still counts this read: a protocol error found while
-     * decoding closes the engine, and must not free it under us. */
-    zl_engine_dispatch(e, ZL_ENGINE_READ_DONE, &args);
+    zl_engine_dispatch(e, event, &args);
     e->pending_ops--;
     maybe_free(e);
+}
+
+static void on_read(zl_op *op, int status, size_t bytes)
+{
+    dispatch_completion(op->data, ZL_ENGINE_READ_DONE, status, bytes);
 }
 
 static void on_write(zl_op *op, int status, size_t bytes)
 {
-    zl_engine *e = op->data;
-    zl_engine_args args = {.status = status, .bytes = bytes};
-    zl_engine_write_finished(e);
-    /* As on_read: pending_ops keeps e alive through a close inside. */
-    zl_engine_dispatch(e, ZL_ENGINE_WRITE_DONE, &args);
-    e->pending_ops--;
-    maybe_free(e);
+    zl_engine_write_finished(op->data);
+    dispatch_completion(op->data, ZL_ENGINE_WRITE_DONE, status, bytes);
 }
 
 static void on_transport_ready(zl_op *op, int status, size_t bytes)
 {
-    zl_engine *e = op->data;
-    zl_engine_args args = {.status = status, .bytes = bytes};
-    zl_engine_dispatch(e, ZL_ENGINE_TRANSPORT_DONE, &args);
-    e->pending_ops--;
-    maybe_free(e);
+    dispatch_completion(op->data, ZL_ENGINE_TRANSPORT_DONE, status, bytes);
 }
 
 static void on_handshake_timeout(zl_timer *t)
