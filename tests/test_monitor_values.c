@@ -20,23 +20,8 @@ static void *open_monitor(void *ctx, void *s, const char *name)
 /* Reads events until id comes (others are skipped); false on timeout. */
 static bool wait_event(void *mon, int id, event *out)
 {
-    uint64_t deadline = zl_test_now_ms() + ZT_TIMEOUT_MS;
-    zt_set_int(mon, ZLINK_RCVTIMEO, 100);
-    while (zl_test_now_ms() < deadline) {
-        uint8_t frame[6];
-        char endpoint[300];
-        if (zlink_recv(mon, frame, sizeof frame, 0) != 6)
-            continue;
-        ck_assert_int_ge(zlink_recv(mon, endpoint, sizeof endpoint, 0), 0);
-        uint16_t ev;
-        memcpy(&ev, frame, 2);
-        if (ev == id) {
-            out->id = ev;
-            memcpy(&out->value, frame + 2, 4);
-            return true;
-        }
-    }
-    return false;
+    out->id = id;
+    return zl_test_wait_event_value(mon, id, &out->value, ZT_TIMEOUT_MS);
 }
 
 /* The local and remote ports of an OS socket this process holds: proof

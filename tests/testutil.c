@@ -121,11 +121,11 @@ void *zl_test_monitor_open(void *ctx, void *socket, const char *name,
     return monitor;
 }
 
-bool zl_test_wait_event(void *monitor, int event, int count, int timeout_ms)
+bool zl_test_wait_event_value(void *monitor, int event, uint32_t *value,
+                              int timeout_ms)
 {
     uint64_t deadline = zl_test_now_ms() + (uint64_t)timeout_ms;
-    int seen = 0;
-    while (seen < count) {
+    for (;;) {
         uint64_t now = zl_test_now_ms();
         if (now >= deadline)
             return false;
@@ -142,8 +142,22 @@ bool zl_test_wait_event(void *monitor, int event, int count, int timeout_ms)
             zl_test_recv_retry(monitor, endpoint, sizeof endpoint, 0), 0);
         uint16_t got;
         memcpy(&got, head, sizeof got);
-        if (got == event)
-            seen++;
+        if (got == event) {
+            memcpy(value, head + 2, sizeof *value);
+            return true;
+        }
+    }
+}
+
+bool zl_test_wait_event(void *monitor, int event, int count, int timeout_ms)
+{
+    uint64_t deadline = zl_test_now_ms() + (uint64_t)timeout_ms;
+    for (int seen = 0; seen < count; seen++) {
+        uint64_t now = zl_test_now_ms();
+        uint32_t value;
+        if (now >= deadline || !zl_test_wait_event_value(monitor, event, &value,
+                                                         (int)(deadline - now)))
+            return false;
     }
     return true;
 }

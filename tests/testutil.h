@@ -45,6 +45,10 @@ void *zl_test_monitor_open(void *ctx, void *socket, const char *name,
 /* Reads monitor events until count of type event have come or timeout_ms
  * have passed; other events are skipped. True when all came. */
 bool zl_test_wait_event(void *monitor, int event, int count, int timeout_ms);
+/* Reads monitor events until one of type event comes, skipping others, and
+ * gives its value; false after timeout_ms. */
+bool zl_test_wait_event_value(void *monitor, int event, uint32_t *value,
+                              int timeout_ms);
 
 /* zlink_send/recv and zlink_msg_send/recv, retried while they fail with
  * EINTR: a peer process's exit raises SIGCHLD, which interrupts a blocking

@@ -96,21 +96,7 @@ void *tls_open_monitor(void *ctx, void *socket, const char *name)
 
 bool tls_wait_event(void *monitor, int want, uint32_t *value)
 {
-    uint64_t deadline = zl_test_now_ms() + TLS_WAIT_MS;
-    while (zl_test_now_ms() < deadline) {
-        uint8_t frame[6];
-        char endpoint[256];
-        if (zlink_recv(monitor, frame, sizeof frame, 0) != 6)
-            continue;
-        ck_assert_int_ge(zlink_recv(monitor, endpoint, sizeof endpoint, 0), 0);
-        uint16_t ev;
-        memcpy(&ev, frame, 2);
-        if (ev == want) {
-            memcpy(value, frame + 2, 4);
-            return true;
-        }
-    }
-    return false;
+    return zl_test_wait_event_value(monitor, want, value, TLS_WAIT_MS);
 }
 
 void tls_expect_event(void *monitor, int want, uint32_t want_value)
