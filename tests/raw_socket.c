@@ -1,10 +1,24 @@
 /* raw_socket.c — see raw_socket.h. */
 #include "raw_socket.h"
 
+#if !defined(_WIN32)
+#include <signal.h>
+#endif
+
 #include <stdint.h>
 #include <string.h>
 
 #include "testutil.h"
+
+void raw_sockets_init(void)
+{
+#if defined(_WIN32)
+    WSADATA wsa;
+    WSAStartup(MAKEWORD(2, 2), &wsa);
+#else
+    signal(SIGPIPE, SIG_IGN);
+#endif
+}
 
 void raw_close(raw_fd fd)
 {

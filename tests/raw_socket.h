@@ -1,4 +1,5 @@
-/* raw_socket.h — raw TCP client sockets (BSD or winsock) for the suites playing a ZMTP peer. */
+/* raw_socket.h — raw TCP client sockets (BSD or winsock) for the suites playing
+ * a ZMTP peer. */
 #ifndef ZL_RAW_SOCKET_H
 #define ZL_RAW_SOCKET_H
 
@@ -21,6 +22,10 @@ typedef int raw_fd;
 #define RAW_INVALID (-1)
 #endif
 
+/* Once per suite, before the first raw socket: winsock started, and on
+ * POSIX SIGPIPE ignored, so that writing to a connection the server
+ * closed fails instead of ending the suite. */
+void raw_sockets_init(void);
 void raw_close(raw_fd fd);
 /* A TCP_NODELAY connection to 127.0.0.1:port (asserted). */
 raw_fd raw_connect(int port);

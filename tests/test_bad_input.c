@@ -17,7 +17,6 @@
 #include "raw_socket.h"
 #if !defined(_WIN32)
 #include <fcntl.h>
-#include <signal.h>
 #endif
 
 /* Names the sub-case in failure messages of loops over cases. */
@@ -1855,12 +1854,6 @@ Suite *bad_input_suite(void)
 
 int main(void)
 {
-#if defined(_WIN32)
-    WSADATA wsa;
-    WSAStartup(MAKEWORD(2, 2), &wsa);
-#else
-    /* A raw peer writing to a connection the server closed must not die. */
-    signal(SIGPIPE, SIG_IGN);
-#endif
+    raw_sockets_init();
     return zl_test_run(bad_input_suite());
 }

@@ -7,10 +7,8 @@
 #include <string.h>
 #include <zlink.h>
 
+#include "raw_socket.h"
 #include "testutil.h"
-#if !defined(_WIN32)
-#include <signal.h>
-#endif
 
 static char certs_dir[512];
 
@@ -25,12 +23,7 @@ bool tls_fixture_init(void)
 
 int tls_fixture_main(const char *suite_name, Suite *suite)
 {
-#if defined(_WIN32)
-    WSADATA wsa;
-    WSAStartup(MAKEWORD(2, 2), &wsa);
-#else
-    signal(SIGPIPE, SIG_IGN);
-#endif
+    raw_sockets_init();
     if (!tls_fixture_init()) {
         fprintf(stderr,
                 "%s: ZLINK_TLS_CERTS is not set (ctest sets it after "
