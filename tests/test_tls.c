@@ -939,6 +939,56 @@ START_TEST(own_records_carry_every_size)
 }
 END_TEST
 
+/* Handshakes on two I/O threads at once: each connection's records are
+ * keyed from its own handshake's secrets (mbedTLS 2.28 exports them through
+ * the shared config, tls_stream.c tells them apart by thread). */
+START_TEST(own_records_on_two_io_threads)
+{
+    enum { CLIENTS = 8, ROUNDS = 20 };
+    unsigned before = zl_tls_own_records_total();
+    void *ctx = zlink_ctx_new();
+    ck_assert_int_eq(zlink_ctx_set(ctx, ZLINK_IO_THREADS, 2), 0);
+    void *router = tls_socket(ctx, ZLINK_ROUTER);
+    tls_server_identity(router, "server-chain.pem", "server.key");
+    char endpoint[128];
+    tls_bind(router, endpoint, sizeof endpoint);
+    void *dealers[CLIENTS];
+    for (int i = 0; i < CLIENTS; i++) {
+        dealers[i] = tls_socket(ctx, ZLINK_DEALER);
+        tls_client_trust(dealers[i], "root.pem");
+        ck_assert_int_eq(zlink_connect(dealers[i], endpoint), 0);
+    }
+    for (int round = 0; round < ROUNDS; round++) {
+        for (int i = 0; i < CLIENTS; i++) {
+            char text[32];
+            snprintf(text, sizeof text, "dealer %d round %d", i, round);
+            send_str(dealers[i], text, 0);
+        }
+        for (int i = 0; i < CLIENTS; i++) {
+            char id[256], text[64];
+            int id_len = zlink_recv(router, id, sizeof id, 0);
+            ck_assert_int_gt(id_len, 0);
+            int n = zlink_recv(router, text, sizeof text - 1, 0);
+            ck_assert_int_gt(n, 0);
+            ck_assert_int_eq(
+                zlink_send(router, id, (size_t)id_len, ZLINK_SNDMORE), id_len);
+            ck_assert_int_eq(zlink_send(router, text, (size_t)n, 0), n);
+        }
+        for (int i = 0; i < CLIENTS; i++) {
+            char want[32];
+            snprintf(want, sizeof want, "dealer %d round %d", i, round);
+            recv_str(dealers[i], want);
+        }
+    }
+    for (int i = 0; i < CLIENTS; i++)
+        zlink_close(dealers[i]);
+    zlink_close(router);
+    zlink_ctx_term(ctx);
+    if (zl_aes_gcm_accelerated())
+        ck_assert_uint_eq(zl_tls_own_records_total() - before, 2 * CLIENTS);
+}
+END_TEST
+
 /* ---- hostile servers: the zlink client's side ---- */
 
 /* A listening raw socket on 127.0.0.1; its port in *port. */
@@ -1099,6 +1149,7 @@ static Suite *tls_suite(void)
     tcase_add_test(transport, client_certificate_and_encrypted_key);
     tcase_add_test(transport, unbind_and_disconnect);
     tcase_add_test(transport, own_records_carry_every_size);
+    tcase_add_test(transport, own_records_on_two_io_threads);
     suite_add_tcase(s, transport);
     TCase *failing = tcase_create("failures");
     tcase_set_timeout(failing, 120);
