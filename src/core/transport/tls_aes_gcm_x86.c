@@ -1,5 +1,6 @@
 /* tls_aes_gcm_x86.c — AES-GCM on AES-NI and PCLMULQDQ: counter mode eight
- * blocks at a time, GHASH over eight blocks per reduction. */
+ * blocks at a time, GHASH over eight blocks per reduction; the key
+ * schedule, and what the VAES bulk leaves. */
 #include "tls_aes_gcm_x86.h"
 
 #if defined(ZL_AES_GCM_X86)
@@ -360,6 +361,7 @@ ZL_TARGET void zl_aes_gcm_x86_seal(const zl_aes_gcm *g, const uint8_t nonce[12],
     gcm_start st = gcm_begin(g, nonce, aad, aad_len);
     __m128i ctr = st.ctr, acc = st.acc;
     size_t done = 0;
+    /* At the VAES level its 256-byte groups go first; the rest is ours. */
     if (g->level == ZL_AES_GCM_VAES)
         done = zl_aes_gcm_vaes_seal(g, &ctr, &acc, in, len, out);
     /* Each group is hashed in the next group's turn, beside that group's
