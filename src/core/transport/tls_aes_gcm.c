@@ -51,12 +51,14 @@ static int detect_level(void)
 int zl_aes_gcm_cpu_level(void)
 {
 #ifdef ZL_AES_GCM_X86
-    /* Every thread finds the same answer: a race only repeats the CPUID. */
-    static atomic_int cached = -1;
-    int level = atomic_load_explicit(&cached, memory_order_relaxed);
+    /* The level plus one, 0 until found (zero-initialised: atomics.h's
+     * MSVC half takes no initialiser). Every thread finds the same answer:
+     * a race only repeats the CPUID. */
+    static atomic_int found;
+    int level = atomic_load_explicit(&found, memory_order_relaxed) - 1;
     if (level < 0) {
         level = detect_level();
-        atomic_store_explicit(&cached, level, memory_order_relaxed);
+        atomic_store_explicit(&found, level + 1, memory_order_relaxed);
     }
     return level;
 #else
