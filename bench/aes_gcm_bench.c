@@ -1,7 +1,7 @@
 /* aes_gcm_bench.c — the TLS record layer's AES-GCM alone: MB/s of seal
- * and open per record size, zlink's accelerated code beside mbedTLS's GCM
- * (zl_aes_gcm's portable branch), for AES-128 and AES-256. One thread, no
- * I/O: the cipher's own cost per byte. */
+ * and open per record size, each of zlink's levels the CPU runs (VAES,
+ * AES-NI, and mbedTLS's GCM, the portable branch), for AES-128 and
+ * AES-256. One thread, no I/O: the cipher's own cost per byte. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -51,17 +51,15 @@ static double run(const zl_aes_gcm *g, record *r, size_t size, bool open,
     }
 }
 
-static void cells(const char *name, bool portable, size_t key_len,
-                  double seconds, record *r)
+static void cells(const char *name, int level, size_t key_len, double seconds,
+                  record *r)
 {
     static const size_t sizes[] = {1024, 16384};
     uint8_t key[32];
     for (size_t i = 0; i < sizeof key; i++)
         key[i] = (uint8_t)(i * 29 + 7);
     zl_aes_gcm g;
-    int rc = portable ? zl_aes_gcm_init_portable(&g, key, key_len)
-                      : zl_aes_gcm_init(&g, key, key_len);
-    if (rc != 0) {
+    if (zl_aes_gcm_init_level(&g, key, key_len, level) != 0) {
         fprintf(stderr, "aes_gcm_bench: init failed\n");
         exit(1);
     }
@@ -84,12 +82,16 @@ int main(int argc, char **argv)
         return 1;
     printf("impl,key_bits,record_bytes,seal_mb_per_s,open_mb_per_s\n");
     for (size_t key_len = 16; key_len <= 32; key_len += 16) {
-        if (zl_aes_gcm_accelerated())
-            cells("zlink_aesni", false, key_len, seconds, r);
-        else
-            fprintf(stderr, "aes_gcm_bench: no AES-NI/PCLMULQDQ here, "
-                            "zlink_aesni not measured\n");
-        cells("mbedtls_gcm", true, key_len, seconds, r);
+        static const char *const names[] = {"mbedtls_gcm", "zlink_aesni",
+                                            "zlink_vaes"};
+        for (int level = ZL_AES_GCM_VAES; level >= ZL_AES_GCM_PORTABLE;
+             level--) {
+            if (level <= zl_aes_gcm_cpu_level())
+                cells(names[level], level, key_len, seconds, r);
+            else if (key_len == 16)
+                fprintf(stderr, "aes_gcm_bench: this CPU does not run %s\n",
+                        names[level]);
+        }
     }
     free(r);
     return 0;

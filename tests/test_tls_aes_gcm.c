@@ -1,8 +1,8 @@
-/* test_tls_aes_gcm.c — the record layer's AES-GCM, both branches through
- * one interface: the GCM spec's test cases, every length against mbedTLS's
- * GCM in place and at odd addresses, and a flipped bit anywhere failing
- * open. The accelerated branch is skipped, saying so, on a CPU without
- * AES-NI and PCLMULQDQ. */
+/* test_tls_aes_gcm.c — the record layer's AES-GCM, every level (mbedTLS,
+ * AES-NI, VAES) through one interface: the GCM spec's test cases, every
+ * length against mbedTLS's GCM in place and at odd addresses, and a
+ * flipped bit anywhere failing open. A level the CPU lacks is skipped,
+ * saying so. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,29 +10,28 @@
 #include "testutil.h"
 #include "transport/tls_aes_gcm.h"
 
-/* Loop index of the cases run on both branches. */
-enum { ACCELERATED, PORTABLE, BRANCHES };
+/* Loop index of the cases run on every level: the level itself. */
+enum { LEVELS = ZL_AES_GCM_VAES + 1 };
 
-/* Sets up g on the branch, or says why it cannot run here. */
-static bool branch_init(zl_aes_gcm *g, int branch, const uint8_t *key,
-                        size_t key_len)
+static const char *const level_names[LEVELS] = {"mbedTLS", "AES-NI", "VAES"};
+
+/* Sets up g on the level, or says why it cannot run here. */
+static bool level_init(zl_aes_gcm *g, int level, const uint8_t *key,
+                       size_t key_len)
 {
-    if (branch == ACCELERATED) {
-        if (!zl_aes_gcm_accelerated()) {
-            static bool said;
-            if (!said)
-                fprintf(stderr, "test_tls_aes_gcm: no AES-NI, PCLMULQDQ "
-                                "and SSSE3 here (or not x86-64): "
-                                "accelerated cases skipped\n");
-            said = true;
-            return false;
-        }
-        ck_assert_int_eq(zl_aes_gcm_init(g, key, key_len), 0);
-        ck_assert(g->accelerated);
-    } else {
-        ck_assert_int_eq(zl_aes_gcm_init_portable(g, key, key_len), 0);
-        ck_assert(!g->accelerated);
+    if (level > zl_aes_gcm_cpu_level()) {
+        static bool said[LEVELS];
+        if (!said[level])
+            fprintf(stderr,
+                    "test_tls_aes_gcm: this CPU (or build) does not run "
+                    "the %s code: its cases skipped\n",
+                    level_names[level]);
+        said[level] = true;
+        ck_assert_int_eq(zl_aes_gcm_init_level(g, key, key_len, level), -1);
+        return false;
     }
+    ck_assert_int_eq(zl_aes_gcm_init_level(g, key, key_len, level), 0);
+    ck_assert_int_eq(g->level, level);
     return true;
 }
 
@@ -64,7 +63,7 @@ static size_t unhex(uint8_t *out, const char *hex)
     return n;
 }
 
-/* mbedTLS's GCM called directly: the reference the branches must match. */
+/* mbedTLS's GCM called directly: the reference every level must match. */
 static void reference_seal(const uint8_t *key, size_t key_len,
                            const uint8_t nonce[12], const uint8_t *aad,
                            size_t aad_len, const uint8_t *in, size_t len,
@@ -162,7 +161,7 @@ START_TEST(spec_vectors)
         unhex(expect_c, c->ciphertext);
         unhex(expect_t, c->tag);
         zl_aes_gcm g;
-        if (!branch_init(&g, _i, key, key_len))
+        if (!level_init(&g, _i, key, key_len))
             return;
         zl_aes_gcm_seal(&g, iv, a, aad_len, p, len, got_c, got_t);
         ck_assert_msg(memcmp(got_c, expect_c, len) == 0, "case %d", c->number);
@@ -178,7 +177,8 @@ END_TEST
 /* ---- against mbedTLS, every length ---- */
 
 static const size_t aad_lengths[] = {0, 1, 13, 15, 16, 17, 33, 100};
-static const size_t long_lengths[] = {4095, 4096, 16383, 16384, 16385, 65536};
+static const size_t long_lengths[] = {4095,  4096,  16383, 16384,
+                                      16385, 16639, 65535, 65536};
 
 #define MAX_LEN 65536
 #define AAD_MAX 100
@@ -189,7 +189,7 @@ typedef struct buffers {
     uint8_t in[MAX_LEN + 16], out[MAX_LEN + 16];
 } buffers;
 
-/* One length: the branch's seal equals mbedTLS's, out of place (in and
+/* One length: the level's seal equals mbedTLS's, out of place (in and
  * out at odd offsets) and in place; its open of mbedTLS's output gives
  * the plaintext back, both ways too. */
 static void cross_check(const zl_aes_gcm *g, const uint8_t *key, size_t key_len,
@@ -230,10 +230,10 @@ static void cross_check(const zl_aes_gcm *g, const uint8_t *key, size_t key_len,
                   aad_len);
 }
 
-/* Loop index: branch * 2 + (0: AES-128, 1: AES-256). */
+/* Loop index: level * 2 + (0: AES-128, 1: AES-256). */
 START_TEST(matches_mbedtls_at_every_length)
 {
-    int branch = _i / 2;
+    int level = _i / 2;
     size_t key_len = _i % 2 ? 32 : 16;
     buffers *b = malloc(sizeof *b);
     ck_assert_ptr_nonnull(b);
@@ -241,7 +241,7 @@ START_TEST(matches_mbedtls_at_every_length)
         uint8_t key[32];
         rng_fill(key, key_len);
         zl_aes_gcm g;
-        if (!branch_init(&g, branch, key, key_len))
+        if (!level_init(&g, level, key, key_len))
             break;
         for (size_t len = 0; len <= 1100; len++)
             cross_check(&g, key, key_len, b, aad_lengths[a], len);
@@ -257,10 +257,11 @@ END_TEST
 /* ---- tampering ---- */
 
 /* Every single-bit flip in the ciphertext, the tag, the aad or the nonce
- * fails open; the untouched record still opens. Loop index: the branch. */
+ * fails open; the untouched record still opens. Loop index: the level. */
 START_TEST(any_flipped_bit_fails_open)
 {
-    enum { LEN = 100, AAD_LEN = 13 };
+    /* Two 256-byte VAES groups, an eight-block AES-NI group and a tail. */
+    enum { LEN = 700, AAD_LEN = 13 };
     uint8_t key[16], nonce[12], aad[AAD_LEN], plain[LEN], sealed[LEN];
     uint8_t tag[16], out[LEN];
     rng_fill(key, sizeof key);
@@ -268,7 +269,7 @@ START_TEST(any_flipped_bit_fails_open)
     rng_fill(aad, sizeof aad);
     rng_fill(plain, sizeof plain);
     zl_aes_gcm g;
-    if (!branch_init(&g, _i, key, sizeof key))
+    if (!level_init(&g, _i, key, sizeof key))
         return;
     zl_aes_gcm_seal(&g, nonce, aad, AAD_LEN, plain, LEN, sealed, tag);
     ck_assert_int_eq(
@@ -310,21 +311,24 @@ START_TEST(bad_key_lengths_refused)
         zl_aes_gcm g;
         ck_assert_int_eq(zl_aes_gcm_init(&g, key, bad[i]), -1);
         zl_aes_gcm_free(&g);
-        ck_assert_int_eq(zl_aes_gcm_init_portable(&g, key, bad[i]), -1);
-        zl_aes_gcm_free(&g);
+        for (int level = 0; level < LEVELS; level++) {
+            ck_assert_int_eq(zl_aes_gcm_init_level(&g, key, bad[i], level), -1);
+            zl_aes_gcm_free(&g);
+        }
     }
 }
 END_TEST
 
-/* init takes the accelerated code exactly when the CPU has it; free
- * leaves no key material behind. */
-START_TEST(init_picks_branch_and_free_zeroes)
+/* init takes the CPU's highest level; free leaves no key material behind. */
+START_TEST(init_picks_level_and_free_zeroes)
 {
     uint8_t key[32];
     rng_fill(key, sizeof key);
     zl_aes_gcm g;
     ck_assert_int_eq(zl_aes_gcm_init(&g, key, sizeof key), 0);
-    ck_assert(g.accelerated == zl_aes_gcm_accelerated());
+    ck_assert_int_eq(g.level, zl_aes_gcm_cpu_level());
+    ck_assert(zl_aes_gcm_accelerated() ==
+              (zl_aes_gcm_cpu_level() >= ZL_AES_GCM_AESNI));
     zl_aes_gcm_free(&g);
     static const zl_aes_gcm zero;
     ck_assert(memcmp(&g, &zero, sizeof g) == 0);
@@ -337,11 +341,11 @@ static Suite *suite(void)
     TCase *tc = tcase_create("aes_gcm");
     tcase_set_timeout(tc, 120);
     tcase_add_loop_test(tc, spec_vectors_on_mbedtls, 0, (int)SPEC_COUNT);
-    tcase_add_loop_test(tc, spec_vectors, 0, BRANCHES);
-    tcase_add_loop_test(tc, matches_mbedtls_at_every_length, 0, 2 * BRANCHES);
-    tcase_add_loop_test(tc, any_flipped_bit_fails_open, 0, BRANCHES);
+    tcase_add_loop_test(tc, spec_vectors, 0, LEVELS);
+    tcase_add_loop_test(tc, matches_mbedtls_at_every_length, 0, 2 * LEVELS);
+    tcase_add_loop_test(tc, any_flipped_bit_fails_open, 0, LEVELS);
     tcase_add_test(tc, bad_key_lengths_refused);
-    tcase_add_test(tc, init_picks_branch_and_free_zeroes);
+    tcase_add_test(tc, init_picks_level_and_free_zeroes);
     suite_add_tcase(s, tc);
     return s;
 }

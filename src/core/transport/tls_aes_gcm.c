@@ -1,39 +1,97 @@
 /* tls_aes_gcm.c — AES-GCM's dispatch: the CPU check, and mbedTLS's GCM
- * where the accelerated code (tls_aes_gcm_x86.c) cannot run. */
+ * where the accelerated code (tls_aes_gcm_x86.c, tls_aes_gcm_vaes.c)
+ * cannot run. */
 #include "tls_aes_gcm.h"
 
 #include <string.h>
 
 #include <mbedtls/platform_util.h>
 
+#include "atomics.h"
+#include "tls_aes_gcm_x86.h"
+
 #ifdef ZL_AES_GCM_X86
 #include <cpuid.h>
-#endif
 
-bool zl_aes_gcm_accelerated(void)
+/* The OS saves the YMM registers across context switches: without that,
+ * AVX2 code would see its upper halves lost. */
+static bool ymm_state_saved(unsigned leaf1_ecx)
 {
-#ifdef ZL_AES_GCM_X86
+    const unsigned osxsave = 1u << 27, avx = 1u << 28;
+    if ((leaf1_ecx & (osxsave | avx)) != (osxsave | avx))
+        return false;
+    unsigned xcr0_lo, xcr0_hi;
+    __asm__ volatile("xgetbv" : "=a"(xcr0_lo), "=d"(xcr0_hi) : "c"(0));
+    (void)xcr0_hi;
+    const unsigned sse_state = 1u << 1, avx_state = 1u << 2;
+    return (xcr0_lo & (sse_state | avx_state)) == (sse_state | avx_state);
+}
+
+static int detect_level(void)
+{
     unsigned eax, ebx, ecx, edx;
     if (!__get_cpuid(1, &eax, &ebx, &ecx, &edx))
-        return false;
+        return ZL_AES_GCM_PORTABLE;
     const unsigned aes = 1u << 25, pclmulqdq = 1u << 1, ssse3 = 1u << 9,
                    sse41 = 1u << 19;
     const unsigned need = aes | pclmulqdq | ssse3 | sse41;
-    return (ecx & need) == need;
+    if ((ecx & need) != need)
+        return ZL_AES_GCM_PORTABLE;
+    if (!ymm_state_saved(ecx))
+        return ZL_AES_GCM_AESNI;
+    if (!__get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx))
+        return ZL_AES_GCM_AESNI;
+    const unsigned avx2 = 1u << 5, vaes = 1u << 9, vpclmulqdq = 1u << 10;
+    if ((ebx & avx2) && (ecx & vaes) && (ecx & vpclmulqdq))
+        return ZL_AES_GCM_VAES;
+    return ZL_AES_GCM_AESNI;
+}
+#endif
+
+int zl_aes_gcm_cpu_level(void)
+{
+#ifdef ZL_AES_GCM_X86
+    /* The level plus one, 0 until found (zero-initialised: atomics.h's
+     * MSVC half takes no initialiser). Every thread finds the same answer:
+     * a race only repeats the CPUID. */
+    static atomic_int found;
+    int level = atomic_load_explicit(&found, memory_order_relaxed) - 1;
+    if (level < 0) {
+        level = detect_level();
+        atomic_store_explicit(&found, level + 1, memory_order_relaxed);
+    }
+    return level;
 #else
-    return false;
+    return ZL_AES_GCM_PORTABLE;
 #endif
 }
 
-int zl_aes_gcm_init_portable(zl_aes_gcm *g, const uint8_t *key, size_t key_len)
+bool zl_aes_gcm_accelerated(void)
+{
+    return zl_aes_gcm_cpu_level() >= ZL_AES_GCM_AESNI;
+}
+
+int zl_aes_gcm_init_level(zl_aes_gcm *g, const uint8_t *key, size_t key_len,
+                          int level)
 {
     memset(g, 0, sizeof *g);
     if (key_len != 16 && key_len != 32)
         return -1;
+    if (level < ZL_AES_GCM_PORTABLE || level > zl_aes_gcm_cpu_level())
+        return -1;
+#ifdef ZL_AES_GCM_X86
+    if (level >= ZL_AES_GCM_AESNI) {
+        g->level = level;
+        zl_aes_gcm_x86_init(g, key, key_len);
+        return 0;
+    }
+#endif
+    g->level = ZL_AES_GCM_PORTABLE;
     mbedtls_gcm_init(&g->u.mbed);
     if (mbedtls_gcm_setkey(&g->u.mbed, MBEDTLS_CIPHER_ID_AES, key,
                            (unsigned)key_len * 8) != 0) {
         mbedtls_gcm_free(&g->u.mbed);
+        memset(g, 0, sizeof *g);
         return -1;
     }
     return 0;
@@ -41,17 +99,7 @@ int zl_aes_gcm_init_portable(zl_aes_gcm *g, const uint8_t *key, size_t key_len)
 
 int zl_aes_gcm_init(zl_aes_gcm *g, const uint8_t *key, size_t key_len)
 {
-#ifdef ZL_AES_GCM_X86
-    if (zl_aes_gcm_accelerated()) {
-        memset(g, 0, sizeof *g);
-        if (key_len != 16 && key_len != 32)
-            return -1;
-        g->accelerated = true;
-        zl_aes_gcm_x86_init(g, key, key_len);
-        return 0;
-    }
-#endif
-    return zl_aes_gcm_init_portable(g, key, key_len);
+    return zl_aes_gcm_init_level(g, key, key_len, zl_aes_gcm_cpu_level());
 }
 
 void zl_aes_gcm_seal(const zl_aes_gcm *g, const uint8_t nonce[12],
@@ -59,7 +107,7 @@ void zl_aes_gcm_seal(const zl_aes_gcm *g, const uint8_t nonce[12],
                      size_t len, uint8_t *out, uint8_t tag[16])
 {
 #ifdef ZL_AES_GCM_X86
-    if (g->accelerated) {
+    if (g->level >= ZL_AES_GCM_AESNI) {
         zl_aes_gcm_x86_seal(g, nonce, aad, aad_len, in, len, out, tag);
         return;
     }
@@ -77,7 +125,7 @@ int zl_aes_gcm_open(const zl_aes_gcm *g, const uint8_t nonce[12],
                     size_t len, uint8_t *out, const uint8_t tag[16])
 {
 #ifdef ZL_AES_GCM_X86
-    if (g->accelerated)
+    if (g->level >= ZL_AES_GCM_AESNI)
         return zl_aes_gcm_x86_open(g, nonce, aad, aad_len, in, len, out, tag);
 #endif
     mbedtls_gcm_context *ctx = (mbedtls_gcm_context *)&g->u.mbed;
@@ -88,7 +136,7 @@ int zl_aes_gcm_open(const zl_aes_gcm *g, const uint8_t nonce[12],
 
 void zl_aes_gcm_free(zl_aes_gcm *g)
 {
-    if (!g->accelerated)
+    if (g->level == ZL_AES_GCM_PORTABLE)
         mbedtls_gcm_free(&g->u.mbed);
     mbedtls_platform_zeroize(g, sizeof *g);
 }

@@ -1,27 +1,18 @@
 /* tls_aes_gcm_x86.c — AES-GCM on AES-NI and PCLMULQDQ: counter mode eight
- * blocks at a time, GHASH over eight blocks per reduction. */
-#include "tls_aes_gcm.h"
+ * blocks at a time, GHASH over eight blocks per reduction; the key
+ * schedule, and what the VAES bulk leaves. */
+#include "tls_aes_gcm_x86.h"
 
 #if defined(ZL_AES_GCM_X86)
 
-#include <immintrin.h>
 #include <string.h>
 
 #include <mbedtls/platform_util.h>
 
-/* Per function, not for the whole build: the library still runs on an
- * x86-64 without these, and zl_aes_gcm_accelerated() keeps it off here. */
-#define ZL_TARGET __attribute__((target("aes,pclmul,ssse3,sse4.1")))
+#define ZL_TARGET ZL_AESNI_TARGET
 /* The eight-block steps inlined whatever the compiler's size estimate says:
  * called, they pass their blocks through memory and cannot overlap. */
 #define ZL_INLINE ZL_TARGET __attribute__((always_inline)) static inline
-
-/* GHASH works on blocks byte-reversed into registers (the white paper's
- * reflected order, Gueron and Kounavis); this mask reverses them. A
- * counter block reversed has its 32-bit big-endian counter in lane 0, so
- * _mm_add_epi32 is GCM's inc32, wrapping included. */
-#define ZL_BSWAP_MASK                                                          \
-    _mm_set_epi8(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15)
 
 ZL_INLINE __m128i load(const void *p)
 {
@@ -172,12 +163,6 @@ ZL_TARGET static void expand_key(__m128i rk[15], const uint8_t *key,
 
 /* ---- GHASH ---- */
 
-/* A sum of unreduced 256-bit products, Karatsuba's three parts apart:
- * eight blocks' products add up before the one reduction they share. */
-typedef struct ghash_sum {
-    __m128i lo, mid, hi;
-} ghash_sum;
-
 ZL_INLINE void ghash_mul_add(ghash_sum *s, __m128i x, const zl_aes_gcm *g,
                              int power)
 {
@@ -187,32 +172,6 @@ ZL_INLINE void ghash_mul_add(ghash_sum *s, __m128i x, const zl_aes_gcm *g,
     s->lo = xor128(s->lo, _mm_clmulepi64_si128(x, h, 0x00));
     s->hi = xor128(s->hi, _mm_clmulepi64_si128(x, h, 0x11));
     s->mid = xor128(s->mid, _mm_clmulepi64_si128(xk, hk, 0x00));
-}
-
-/* The sum's 256 bits shifted left by one (the reflected order's product
- * lands one bit short) and reduced modulo x^128 + x^7 + x^2 + x + 1: the
- * white paper's shift-and-XOR reduction, two phases. */
-ZL_INLINE __m128i ghash_reduce(ghash_sum s)
-{
-    __m128i mid = xor128(s.mid, xor128(s.lo, s.hi));
-    __m128i lo = xor128(s.lo, _mm_slli_si128(mid, 8));
-    __m128i hi = xor128(s.hi, _mm_srli_si128(mid, 8));
-
-    __m128i lo_carry = _mm_srli_epi32(lo, 31);
-    __m128i hi_carry = _mm_srli_epi32(hi, 31);
-    __m128i across = _mm_srli_si128(lo_carry, 12);
-    lo = _mm_or_si128(_mm_slli_epi32(lo, 1), _mm_slli_si128(lo_carry, 4));
-    hi = _mm_or_si128(_mm_slli_epi32(hi, 1), _mm_slli_si128(hi_carry, 4));
-    hi = _mm_or_si128(hi, across);
-
-    __m128i a = xor128(_mm_slli_epi32(lo, 31), _mm_slli_epi32(lo, 30));
-    a = xor128(a, _mm_slli_epi32(lo, 25));
-    __m128i a_out = _mm_srli_si128(a, 4);
-    lo = xor128(lo, _mm_slli_si128(a, 12));
-    __m128i b = xor128(_mm_srli_epi32(lo, 1), _mm_srli_epi32(lo, 2));
-    b = xor128(b, xor128(_mm_srli_epi32(lo, 7), a_out));
-    lo = xor128(lo, b);
-    return xor128(hi, lo);
 }
 
 ZL_INLINE ghash_sum ghash_zero(void)
@@ -284,15 +243,18 @@ ZL_TARGET void zl_aes_gcm_x86_init(zl_aes_gcm *g, const uint8_t *key,
 
     __m128i h = bswap(aes_block(g, _mm_setzero_si128()));
     __m128i power = h;
-    for (int i = 0; i < 8; i++) {
+    for (int i = 0; i < 16; i++) {
         if (i > 0) {
             ghash_sum s = ghash_zero();
             ghash_mul_add(&s, power, g, 0);
             power = ghash_reduce(s);
         }
-        store(g->u.x86.h_powers[i], power);
-        store(g->u.x86.h_karatsuba[i],
-              xor128(power, _mm_shuffle_epi32(power, 0x4e)));
+        if (i < 8) {
+            store(g->u.x86.h_powers[i], power);
+            store(g->u.x86.h_karatsuba[i],
+                  xor128(power, _mm_shuffle_epi32(power, 0x4e)));
+        }
+        store(g->u.x86.h_powers_down[15 - i], power);
     }
 }
 
@@ -399,15 +361,18 @@ ZL_TARGET void zl_aes_gcm_x86_seal(const zl_aes_gcm *g, const uint8_t nonce[12],
     gcm_start st = gcm_begin(g, nonce, aad, aad_len);
     __m128i ctr = st.ctr, acc = st.acc;
     size_t done = 0;
+    /* At the VAES level its 256-byte groups go first; the rest is ours. */
+    if (g->level == ZL_AES_GCM_VAES)
+        done = zl_aes_gcm_vaes_seal(g, &ctr, &acc, in, len, out);
     /* Each group is hashed in the next group's turn, beside that group's
      * AES: the two run side by side instead of one after the other. */
-    if (len >= 128) {
+    if (len - done >= 128) {
         blocks8 ks = counters8(&ctr);
         aes_blocks8(g, &ks);
-        blocks8 plain = load8(in);
+        blocks8 plain = load8(in + done);
         blocks8 cipher = xor8(&plain, &ks);
-        store8(out, &cipher);
-        for (done = 128; len - done >= 128; done += 128) {
+        store8(out + done, &cipher);
+        for (done += 128; len - done >= 128; done += 128) {
             ks = counters8(&ctr);
             aes_blocks8(g, &ks);
             acc = ghash8(g, acc, &cipher);
@@ -430,6 +395,8 @@ ZL_TARGET int zl_aes_gcm_x86_open(const zl_aes_gcm *g, const uint8_t nonce[12],
     gcm_start st = gcm_begin(g, nonce, aad, aad_len);
     __m128i ctr = st.ctr, acc = st.acc;
     size_t done = 0;
+    if (g->level == ZL_AES_GCM_VAES)
+        done = zl_aes_gcm_vaes_open(g, &ctr, &acc, in, len, out);
     for (; len - done >= 128; done += 128) {
         blocks8 cipher = load8(in + done);
         blocks8 ks = counters8(&ctr);
