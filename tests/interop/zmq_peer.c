@@ -48,8 +48,17 @@ enum {
     EXIT_ZMQ = 4,
 };
 
-/* Generous per call, short overall: a stuck exchange ends this process. */
-#define TIMEOUT_MS 10000
+/* Generous per call, short overall: a stuck exchange ends this process.
+ * ZLINK_PEER_TIMEOUT_MS raises it for a script whose exchange also waits
+ * for other processes' start (tests/tls/interop.sh: stunnel). */
+#define TIMEOUT_MS_DEFAULT 10000
+
+static int timeout_ms(void)
+{
+    const char *env = getenv("ZLINK_PEER_TIMEOUT_MS");
+    int ms = env ? atoi(env) : 0;
+    return ms > 0 ? ms : TIMEOUT_MS_DEFAULT;
+}
 #define LINGER_MS 2000
 
 struct peer {
@@ -137,8 +146,8 @@ static void open_socket(struct peer *p, const char *mode, const char *endpoint)
     p->socket = zmq_socket(p->ctx, p->type);
     if (p->socket == NULL)
         fail_zmq("zmq_socket");
-    set_int(p->socket, ZMQ_RCVTIMEO, TIMEOUT_MS, "ZMQ_RCVTIMEO");
-    set_int(p->socket, ZMQ_SNDTIMEO, TIMEOUT_MS, "ZMQ_SNDTIMEO");
+    set_int(p->socket, ZMQ_RCVTIMEO, timeout_ms(), "ZMQ_RCVTIMEO");
+    set_int(p->socket, ZMQ_SNDTIMEO, timeout_ms(), "ZMQ_SNDTIMEO");
     set_int(p->socket, ZMQ_LINGER, LINGER_MS, "ZMQ_LINGER");
     apply_tls_env(p->socket);
     if (p->type == ZMQ_ROUTER) {
@@ -221,7 +230,7 @@ static void check_pattern(zmq_msg_t *parts, int n, int index)
 
 static void send_part(struct peer *p, zmq_msg_t *part, int flags)
 {
-    time_t give_up = time(NULL) + TIMEOUT_MS / 1000;
+    time_t give_up = time(NULL) + timeout_ms() / 1000;
     while (zmq_msg_send(part, p->socket, flags) < 0) {
         /* ROUTER_MANDATORY: the zlink peer has not finished its handshake
          * yet. Retry until it has, within the same bound as a receive. */

@@ -95,6 +95,11 @@ start_stunnel() {
     return 1
 }
 
+# The peers' per-call timeout also covers stunnel's start and a TLS
+# handshake between them, which a loaded machine running ASan builds can
+# take seconds over.
+export ZLINK_PEER_TIMEOUT_MS=30000
+
 # Each stunnel case runs with one TLS 1.2 suite: AES-GCM's records zlink
 # seals and opens itself (128 and 256 bits: the SHA-256 and SHA-384 key
 # expansions), ChaCha20-Poly1305's mbedTLS does.
