@@ -104,6 +104,20 @@ run_example() {
         --server-cmd "$build/examples/ws_server ws://127.0.0.1:* 120"
 }
 
+# The same page over wss://, against the zlink server with a certificate
+# from tests/tls/make_certs.sh: the browser's TLS (BoringSSL) against
+# zlink's, whose records zlink seals and opens itself on an AES-GCM suite.
+run_wss() {
+    local peer=$1 certs=$WORK/wss-certs
+    sh "$ROOT/tests/tls/make_certs.sh" "$certs" >/dev/null
+    local tls="env ZLINK_PEER_TLS_CERT=$certs/server-chain.pem"
+    tls+=" ZLINK_PEER_TLS_KEY=$certs/server.key"
+    log "wss: the same page over wss://"
+    timeout 300 node "$WORK/driver.js" \
+        --pub-cmd "$tls $peer PUB bind wss://127.0.0.1:*/pub publish" \
+        --router-cmd "$tls $peer ROUTER bind wss://127.0.0.1:*/echo echo"
+}
+
 main() {
     install_tools
     install_node_modules
@@ -114,6 +128,7 @@ main() {
     timeout 300 node "$WORK/driver.js" \
         --pub-cmd "$peer PUB bind ws://127.0.0.1:*/pub publish" \
         --router-cmd "$peer ROUTER bind ws://127.0.0.1:*/echo echo"
+    [ "$SERVER" = zlink ] && run_wss "$peer"
     run_example
 }
 

@@ -7,8 +7,8 @@
 //   node driver.js --server-cmd "PROGRAM ARGS..."
 //   node driver.js --pub ws://HOST:PORT/PATH --router ws://HOST:PORT/PATH
 //
-// A server command must print its ws:// URL once bound (the first ws://
-// URL in its output counts) and serve until SIGTERM.
+// A server command must print its ws:// or wss:// URL once bound (the
+// first such URL in its output counts) and serve until SIGTERM.
 //   --pub-cmd     PUB server publishing topic A (first frame starting with
 //                 "A") and other topics, e.g. tests/interop/zmq_ws_peer.c
 //   --router-cmd  ROUTER echoing every message back to its sender
@@ -80,7 +80,7 @@ function startServer(name, command) {
     child.stderr.on('data', collect);
     return withTimeout(new Promise((resolve, reject) => {
         const look = () => {
-            const match = server.output.match(/ws:\/\/[^\s"']+/);
+            const match = server.output.match(/wss?:\/\/[^\s"']+/);
             if (match)
                 resolve(match[0]);
         };
@@ -136,7 +136,9 @@ async function runPage(options, endpoints, httpServer) {
     const browser = await withTimeout(chromium.launch({
         executablePath: options.chromium, headless: true,
         // Root in a container: Chromium's sandbox needs user namespaces.
-        args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'],
+        // The wss run's server has a certificate from the test's own CA.
+        args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage',
+               '--ignore-certificate-errors'],
         timeout: STARTUP_TIMEOUT_MS,
     }), STARTUP_TIMEOUT_MS + 1000, 'Chromium launch');
     try {

@@ -300,6 +300,16 @@ int main(int argc, char **argv)
     if (!socket)
         fail_zmq("zmq_socket");
     set_int(socket, ZMQ_LINGER, LINGER_MS, "ZMQ_LINGER");
+#if defined(ZLINK_PEER) && defined(ZLINK_TLS_CERT)
+    /* The zlink build serves wss:// too (ci/test-browser.sh), with its
+     * certificate and key from ZLINK_PEER_TLS_CERT and _KEY. */
+    const char *cert = getenv("ZLINK_PEER_TLS_CERT");
+    const char *key = getenv("ZLINK_PEER_TLS_KEY");
+    if (cert && zlink_setsockopt(socket, ZLINK_TLS_CERT, cert, strlen(cert)))
+        fail_zmq("ZLINK_TLS_CERT");
+    if (key && zlink_setsockopt(socket, ZLINK_TLS_KEY, key, strlen(key)))
+        fail_zmq("ZLINK_TLS_KEY");
+#endif
     if (bind ? zmq_bind(socket, endpoint) : zmq_connect(socket, endpoint))
         fail_zmq(bind ? "zmq_bind" : "zmq_connect");
     if (bind)
