@@ -727,6 +727,18 @@ static void encrypt_batch(tls_stream *t)
     }
 }
 
+/* A read that found nothing to give: more ciphertext, unless the peer has
+ * ended, inside a record (cut short) or between two (closed). */
+static void read_more_or_end(tls_stream *t)
+{
+    if (!t->lower_eof)
+        read_lower(t, false);
+    else if (mid_record(t))
+        protocol_failure(t, ZLINK_PROTOCOL_ERROR_TLS_TRUNCATED);
+    else
+        set_failure(t, ZL_EOF, 0, 0);
+}
+
 /* Decrypts into the engine's iovecs, a large body first when it asks for
  * one; completes the read with whatever the ciphertext held. */
 static void decrypt_into_read(tls_stream *t)
@@ -777,17 +789,8 @@ static void decrypt_into_read(tls_stream *t)
         complete(t, &t->read_op, 0, got);
         return;
     }
-    if (rc == MBEDTLS_ERR_SSL_WANT_READ) {
-        /* The peer ended inside a record: it was cut short. */
-        if (t->lower_eof) {
-            if (mid_record(t))
-                protocol_failure(t, ZLINK_PROTOCOL_ERROR_TLS_TRUNCATED);
-            else
-                set_failure(t, ZL_EOF, 0, 0);
-            return;
-        }
-        read_lower(t, false);
-    }
+    if (rc == MBEDTLS_ERR_SSL_WANT_READ)
+        read_more_or_end(t);
 }
 
 /* A record zlink opens itself, whose header is at in_pos; false when it
@@ -893,17 +896,8 @@ static void open_into_read(tls_stream *t)
         complete(t, &t->read_op, 0, got);
         return;
     }
-    if (t->failure.status || t->plain_len > 0)
-        return;
-    /* The peer ended inside a record: it was cut short. */
-    if (t->lower_eof) {
-        if (mid_record(t))
-            protocol_failure(t, ZLINK_PROTOCOL_ERROR_TLS_TRUNCATED);
-        else
-            set_failure(t, ZL_EOF, 0, 0);
-        return;
-    }
-    read_lower(t, false);
+    if (!t->failure.status && t->plain_len == 0)
+        read_more_or_end(t);
 }
 
 /* A zero-length read: done once a read would bring something. */
