@@ -29,6 +29,15 @@ void raw_close(raw_fd fd)
 #endif
 }
 
+void raw_shutdown_send(raw_fd fd)
+{
+#if defined(_WIN32)
+    shutdown(fd, SD_SEND);
+#else
+    shutdown(fd, SHUT_WR);
+#endif
+}
+
 raw_fd raw_connect(int port)
 {
     raw_fd fd = socket(AF_INET, SOCK_STREAM, IPPROTO_TCP);

@@ -27,6 +27,8 @@ typedef int raw_fd;
  * closed fails instead of ending the suite. */
 void raw_sockets_init(void);
 void raw_close(raw_fd fd);
+/* Ends what we send (the peer reads EOF); we can still read. */
+void raw_shutdown_send(raw_fd fd);
 /* A TCP_NODELAY connection to 127.0.0.1:port (asserted). */
 raw_fd raw_connect(int port);
 /* Sends all of data (asserted). */

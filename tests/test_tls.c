@@ -612,11 +612,7 @@ static void raw_case(hostile *h, const void *bytes, size_t len, bool keep_open,
     raw_fd fd = raw_connect(h->port);
     raw_send(fd, bytes, len);
     if (!keep_open)
-#if defined(_WIN32)
-        shutdown(fd, SD_SEND);
-#else
-        shutdown(fd, SHUT_WR);
-#endif
+        raw_shutdown_send(fd);
     tls_expect_event(h->monitor, event, value);
     ck_assert(raw_closed_by_peer(fd, TLS_WAIT_MS));
     raw_close(fd);
@@ -864,11 +860,7 @@ START_TEST(alerts_and_cut_records_after_handshake)
             /* Half a record header and body, then the end. */
             uint8_t part[5 + 20] = {0x17, 0x03, 0x03, 0x00, 48};
             raw_send(r.fd, part, sizeof part);
-#if defined(_WIN32)
-            shutdown(r.fd, SD_SEND);
-#else
-            shutdown(r.fd, SHUT_WR);
-#endif
+            raw_shutdown_send(r.fd);
             tls_expect_event(h.monitor, ZLINK_EVENT_HANDSHAKE_FAILED_PROTOCOL,
                              ZLINK_PROTOCOL_ERROR_TLS_TRUNCATED);
         }
