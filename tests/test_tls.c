@@ -706,6 +706,18 @@ typedef struct raw_tls {
     mbedtls_ssl_context ssl;
 } raw_tls;
 
+/* Whether two zlink peers speak TLS 1.2, whose AES-GCM records zlink seals
+ * and opens itself where the CPU has AES-NI; with mbedTLS 3.x they speak
+ * TLS 1.3, whose records mbedTLS keeps. */
+static bool zlink_peers_use_own_records(void)
+{
+#if defined(MBEDTLS_SSL_PROTO_TLS1_3) && MBEDTLS_VERSION_NUMBER >= 0x03020000
+    return false;
+#else
+    return zl_aes_gcm_accelerated();
+#endif
+}
+
 /* The suites a misbehaving client offers, by the loop's index: AES-GCM,
  * whose records zlink opens itself after the handshake (tls_record.h), and
  * ChaCha20-Poly1305, whose records mbedTLS opens. */
@@ -923,11 +935,11 @@ START_TEST(own_records_carry_every_size)
     free(body);
     free(got);
     tls_pair_close(&p);
-    if (zl_aes_gcm_accelerated())
+    if (zlink_peers_use_own_records())
         ck_assert_uint_eq(zl_tls_own_records_total() - before, 2);
     else
-        fprintf(stderr, "own_records_carry_every_size: no AES-NI here, the "
-                        "peers kept mbedTLS's records\n");
+        fprintf(stderr, "own_records_carry_every_size: TLS 1.3 or no AES-NI "
+                        "here, the peers kept mbedTLS's records\n");
 }
 END_TEST
 
@@ -976,7 +988,7 @@ START_TEST(own_records_on_two_io_threads)
         zlink_close(dealers[i]);
     zlink_close(router);
     zlink_ctx_term(ctx);
-    if (zl_aes_gcm_accelerated())
+    if (zlink_peers_use_own_records())
         ck_assert_uint_eq(zl_tls_own_records_total() - before, 2 * CLIENTS);
 }
 END_TEST
