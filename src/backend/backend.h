@@ -129,6 +129,14 @@ static inline void zl_handle_read(zl_handle *h, zl_op *op, void *buf,
 /* Writes all iovecs (n may exceed the OS limit; the backend continues).
  * Completes when every byte is written (bytes = total), or with an error. */
 void zl_handle_write(zl_handle *h, zl_op *op, const zl_iovec *iov, int n);
+/* Writes what the socket takes at once, without blocking, from any thread:
+ * the application thread's direct send (DESIGN.md §5). The caller makes
+ * sure that no write on h is pending or running and that h stays open
+ * meanwhile. Returns the bytes written, fewer than asked once the send
+ * buffer is full, or -errno (-EAGAIN: none). A backend whose writes must
+ * go through its loop (IOCP) sets ZL_BACKEND_TRY_WRITE to 0 and returns
+ * -ENOTSUP. */
+int64_t zl_handle_try_write(zl_handle *h, const zl_iovec *iov, int n);
 /* Every pending op completes with ZL_ECANCELED. */
 void zl_handle_cancel(zl_handle *h);
 /* Cancels pending ops and closes the socket. The handle memory is released

@@ -11,6 +11,7 @@
  *   HANDSHAKE ──peer's socket type rejected──► FAILING ──ERROR out──► CLOSED
  *   any state ──failure, timeout, the FIN, destroy──► CLOSED
  */
+#include "direct_send.h"
 #include "engine_private.h"
 
 #include <assert.h>
@@ -69,6 +70,11 @@ static void close_connection(zl_engine *e, bool protocol)
         return;
     set_state(e, ZL_ENGINE_CLOSED);
     stop_timers(e);
+    if (e->direct_port) {
+        /* Before the handle closes: the socket's thread may be writing. */
+        zl_direct_port_shut(e->direct_port);
+        e->direct_port = NULL;
+    }
     if (e->stream) {
         zl_stream_close(e->stream);
         e->stream = NULL;

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "compiler.h"
+#include "direct_send.h"
 #include "engine_private.h"
 #include "msg_pool.h"
 #include "noinline.h"
@@ -271,6 +272,41 @@ void zl_engine_write_finished(zl_engine *e)
     e->iov_count = 0;
 }
 
+/* The rest of a message the socket's thread began writing goes out first:
+ * its first bytes are on the wire already. Its body is small
+ * (ZL_DIRECT_BODY_MAX), so it is copied into the room fill_output made. */
+static void finish_direct_write(zl_engine *e)
+{
+    zlink_msg_t msg;
+    size_t written;
+    if (!e->direct_port ||
+        !zl_direct_port_take_pending(e->direct_port, &msg, &written))
+        return;
+    size_t start = e->out_len;
+    encode_part(e, &msg);
+    memmove(e->out_buf + start, e->out_buf + start + written,
+            e->out_len - start - written);
+    e->out_len -= written;
+}
+
+/* Nothing is queued or being written, and the pipe was found empty: until
+ * the socket publishes into it again, its thread may write a small message
+ * itself instead of waking us (direct_send.h). Only on a plain ZMTP
+ * stream, whose bytes the engine writes as they are. */
+static void open_direct_port(zl_engine *e)
+{
+    if (!ZL_BACKEND_TRY_WRITE || e->state != ZL_ENGINE_ACTIVE || !e->session ||
+        e->pipe_closed || e->has_stalled_out || e->routing_id_first)
+        return;
+    zl_handle *handle = zl_stream_plain_handle(e->stream);
+    if (!handle)
+        return;
+    if (!e->direct_port)
+        e->direct_port = zl_session_direct_port(e->session);
+    if (e->direct_port)
+        zl_direct_port_open(e->direct_port, handle);
+}
+
 /* Writes what is queued: our greeting and commands, then, once the
  * connection is ACTIVE, a batch from the pipe. With nothing to write, the
  * state machine hears OUTPUT_IDLE. */
@@ -278,6 +314,8 @@ void zl_engine_fill_output(zl_engine *e)
 {
     if (e->write_pending || e->state == ZL_ENGINE_CLOSED)
         return;
+    if (e->direct_port && !zl_direct_port_take(e->direct_port))
+        return; /* the socket's thread is writing; it wakes us after */
     /* Room for a full batch of copied parts, so encoding a small part never
      * fails halfway through. */
     size_t copied_limit =
@@ -285,6 +323,7 @@ void zl_engine_fill_output(zl_engine *e)
     if (!ensure_out_capacity(e, COMMANDS_CAP + copied_limit + ZERO_COPY_MIN +
                                     ZL_FRAME_HEADER_MAX))
         return; /* out of memory: try again at the next activation */
+    finish_direct_write(e);
     if (e->commands) {
         append_bytes(e, e->commands, e->commands_len);
         release_commands(e);
@@ -308,6 +347,7 @@ void zl_engine_fill_output(zl_engine *e)
         e->out_len = e->segment_start = 0;
         /* Nothing to write: an idle connection keeps no output buffer. */
         release_out_buf(e);
+        open_direct_port(e);
         zl_engine_dispatch(e, ZL_ENGINE_OUTPUT_IDLE, NULL);
         return;
     }

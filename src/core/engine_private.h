@@ -145,6 +145,9 @@ struct zl_engine {
      * small SNDHWM (engine_output.c). */
     int inflight_max;
     size_t inflight_bytes; /* zero-copy bytes in this batch */
+    /* Where the socket's thread writes small messages itself while our
+     * output is idle (direct_send.h); NULL until first opened. */
+    struct zl_direct_port *direct_port;
     /* Our own greeting and commands, queued for the next write; NULL when
      * none. */
     uint8_t *commands;

@@ -9,6 +9,7 @@
 
 #include "atomics.h"
 #include "cache_line.h"
+#include "direct_send.h"
 #include "fast_tls.h"
 #include "msg.h"
 #include "noinline.h"
@@ -167,6 +168,10 @@ struct zl_pipe_shared {
     char gap0[ZL_CACHE_LINE];
     struct zl_pipe b;
     char gap1[ZL_CACHE_LINE];
+    /* The socket's direct writes into the session's connection; unused
+     * between two sockets (inproc). */
+    zl_direct_port port;
+    char gap2[ZL_CACHE_LINE];
     struct zl_msg_queue a_to_b, b_to_a;
 };
 
@@ -247,6 +252,7 @@ int zl_pipe_pair(zl_pipe **a, zl_pipe **b, int a_to_b_hwm, int b_to_a_hwm)
     if (uv_mutex_init(&s->lock) != 0)
         goto free_b_to_a;
     atomic_init(&s->refs, 2);
+    zl_direct_port_init(&s->port);
     end_init(&s->a, s, &s->b, &s->b_to_a, &s->a_to_b);
     end_init(&s->b, s, &s->a, &s->a_to_b, &s->b_to_a);
     *a = &s->a;
@@ -317,6 +323,7 @@ void zl_pipe_unref(zl_pipe *p)
         return;
     queue_destroy(&s->a_to_b);
     queue_destroy(&s->b_to_a);
+    zl_direct_port_destroy(&s->port);
     uv_mutex_destroy(&s->lock);
     free(s->a.routing_id);
     free(s->b.routing_id);
@@ -614,8 +621,11 @@ static inline void publish(zl_pipe *p)
      * reader's sleep flag, so only this flush wakes it. */
     uint64_t old = atomic_exchange_explicit(
         &q->published, q->complete_parts << PARTS_SHIFT, memory_order_release);
-    if (old & READER_ASLEEP)
+    if (old & READER_ASLEEP) {
+        if (p->peer_is_session)
+            zl_direct_port_published(&p->shared->port);
         send_cmd(p->peer, ZL_CMD_ACTIVATE_READ);
+    }
 }
 
 void zl_pipe_flush(zl_pipe *p)
@@ -634,11 +644,23 @@ bool zl_pipe_send(zl_pipe *p, zlink_msg_t *msg, bool first_part)
             return false;
         }
     }
+    if (p->peer_is_session && !p->in_message) {
+        zl_direct_result r = zl_direct_send(&p->shared->port, msg);
+        if (r == ZL_DIRECT_WAKE_READER)
+            send_cmd(p->peer, ZL_CMD_ACTIVATE_READ);
+        if (r != ZL_DIRECT_NOT_TAKEN)
+            return true;
+    }
     if (!write_part(p, msg))
         return false;
     if (!p->in_message)
         publish(p);
     return true;
+}
+
+zl_direct_port *zl_pipe_direct_port(zl_pipe *p)
+{
+    return &p->shared->port;
 }
 
 void zl_pipe_rollback(zl_pipe *p)

@@ -141,8 +141,12 @@ bool zl_pipe_write(zl_pipe *p, zlink_msg_t *msg);
 void zl_pipe_flush(zl_pipe *p);
 /* zl_pipe_check_send when first_part (not ZL_PIPE_ROOM: false with
  * EAGAIN or ZL_EPACED, msg untouched), then zl_pipe_write, then zl_pipe_flush
- * when msg was the last part of its message. */
+ * when msg was the last part of its message. A whole small message for an
+ * idle connection is written to it at once instead (direct_send.h). */
 bool zl_pipe_send(zl_pipe *p, zlink_msg_t *msg, bool first_part);
+/* The port through which the socket's end writes straight into the
+ * session's connection (direct_send.h), for the session's end to open. */
+struct zl_direct_port *zl_pipe_direct_port(zl_pipe *p);
 /* Drops the parts of an unfinished multipart message. */
 void zl_pipe_rollback(zl_pipe *p);
 

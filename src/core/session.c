@@ -36,6 +36,11 @@ zl_socket *zl_session_socket(zl_session *s)
     return s->socket;
 }
 
+struct zl_direct_port *zl_session_direct_port(zl_session *s)
+{
+    return s->pipe ? zl_pipe_direct_port(s->pipe) : NULL;
+}
+
 /* ---- the pipe ---- */
 
 /* Pipe HWMs between socket and session: SNDHWM limits what the socket

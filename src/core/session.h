@@ -90,6 +90,9 @@ void zl_session_engine_drained(zl_session *s);
 /* Socket type of this session's socket. */
 int zl_session_socket_type(const zl_session *s);
 struct zl_socket *zl_session_socket(zl_session *s);
+/* The port of the pipe to the socket (direct_send.h); NULL while there is
+ * no pipe. */
+struct zl_direct_port *zl_session_direct_port(zl_session *s);
 /* The endpoint as the application wrote it, for monitor events. */
 const char *zl_session_endpoint(const zl_session *s);
 

@@ -7,6 +7,8 @@
 #include "op_impl.h"
 
 #define ZL_BACKEND_NAME "epoll"
+/* zl_handle_try_write works from any thread. */
+#define ZL_BACKEND_TRY_WRITE 1
 
 struct zl_signaler {
     int fd; /* eventfd */

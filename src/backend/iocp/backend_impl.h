@@ -7,6 +7,9 @@
 #include <stddef.h>
 #include <winsock2.h>
 
+/* Writes go through the port and its completions (zl_handle_try_write). */
+#define ZL_BACKEND_TRY_WRITE 0
+
 /* Called on the loop thread when the kernel (or the deferred list) reports
  * the op's current step done; decides whether the op continues or completes.
  * Returns the number of owner callbacks it ran (0 or 1). */

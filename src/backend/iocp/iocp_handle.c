@@ -174,3 +174,11 @@ zl_os_socket zl_handle_os_socket(const zl_handle *h)
 {
     return h->socket;
 }
+
+int64_t zl_handle_try_write(zl_handle *h, const zl_iovec *iov, int n)
+{
+    (void)h;
+    (void)iov;
+    (void)n;
+    return -ENOTSUP;
+}

@@ -7,6 +7,8 @@
 #include "op_impl.h"
 
 #define ZL_BACKEND_NAME "kqueue"
+/* zl_handle_try_write works from any thread. */
+#define ZL_BACKEND_TRY_WRITE 1
 
 /* A pipe: macOS has no eventfd. fds[0] is the end that is polled. */
 struct zl_signaler {

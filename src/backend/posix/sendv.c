@@ -1,9 +1,10 @@
 /* sendv.c — sendmsg over the rest of a write cursor, in slices of IOV_MAX
- * iovecs. */
+ * iovecs, and the one-shot write of an application thread's direct send. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
 #include "sendv.h"
+#include "readiness.h"
 #include "write_cursor.h"
 
 #include <errno.h>
@@ -65,4 +66,18 @@ int zl_posix_sendv(int fd, zl_write_cursor *c, size_t *bytes)
             return 0;
     }
     return 1;
+}
+
+int64_t zl_handle_try_write(zl_handle *h, const zl_iovec *iov, int n)
+{
+    struct msghdr msg = {0};
+    msg.msg_iov = (struct iovec *)iov;
+    msg.msg_iovlen = n;
+    for (;;) {
+        ssize_t sent = sendmsg(h->io.fd, &msg, ZL_SEND_FLAGS | MSG_DONTWAIT);
+        if (sent >= 0)
+            return sent;
+        if (errno != EINTR)
+            return errno == EWOULDBLOCK ? -EAGAIN : -errno;
+    }
 }

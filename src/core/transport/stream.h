@@ -79,6 +79,13 @@ static inline bool zl_stream_handshake(zl_stream *s, zl_op *op)
     return true;
 }
 
+/* The handle under a plain stream, which carries ZMTP as it is; NULL for
+ * a filter. */
+static inline zl_handle *zl_stream_plain_handle(const zl_stream *s)
+{
+    return s->ops ? NULL : s->handle;
+}
+
 static inline void zl_stream_readv(zl_stream *s, zl_op *op, const zl_iovec *iov,
                                    int n)
 {

@@ -1,0 +1,166 @@
+/* direct_send.c — the port through which the socket's thread writes a small
+ * message to an idle connection itself (direct_send.h). */
+#include "direct_send.h"
+
+#include "msg.h"
+#include "zmtp/zmtp.h"
+
+/* Who may write on the connection. Only the socket's thread moves the state
+ * from IDLE to APP and out of APP, and only the engine's thread moves it
+ * to IDLE or NONE; PUBLISHED is set by the socket's thread from any state
+ * but APP, and taken back by the engine. So IDLE always means: nothing is
+ * queued in the pipe and nothing is being written. */
+enum {
+    NONE,      /* no open connection, or not one this port can write on */
+    ENGINE,    /* the engine writes */
+    PUBLISHED, /* the socket queued into the pipe: the engine reads first */
+    IDLE,      /* nothing queued or being written: the socket may write */
+    APP,       /* the socket's thread writes */
+    APP_WANTED /* ... and the engine wants the port after it */
+};
+
+void zl_direct_port_init(zl_direct_port *port)
+{
+    atomic_init(&port->state, NONE);
+    port->handle = NULL;
+    zlink_msg_init(&port->pending);
+    port->pending_written = 0;
+    port->has_pending = false;
+}
+
+void zl_direct_port_destroy(zl_direct_port *port)
+{
+    zlink_msg_close(&port->pending);
+}
+
+static bool may_go_direct(zlink_msg_t *msg)
+{
+    uint8_t flags = zl_msg_flags(msg);
+    return !(flags & (ZL_MSG_MORE | ZL_MSG_COMMAND | ZL_MSG_SUBSCRIBE |
+                      ZL_MSG_CANCEL)) &&
+           zlink_msg_size(msg) < ZL_DIRECT_BODY_MAX;
+}
+
+/* Ends the socket's turn. The release orders the pending message, if any,
+ * before the engine's acquire of the new state. */
+static zl_direct_result hand_back(zl_direct_port *port, bool handed_over)
+{
+    int expected = APP;
+    if (!handed_over && atomic_compare_exchange_strong_explicit(
+                            &port->state, &expected, IDLE, memory_order_release,
+                            memory_order_relaxed))
+        return ZL_DIRECT_SENT;
+    /* The engine asked for the port, or has a message to finish: it waits
+     * for the pipe's wake. */
+    atomic_store_explicit(&port->state, PUBLISHED, memory_order_release);
+    return ZL_DIRECT_WAKE_READER;
+}
+
+zl_direct_result zl_direct_send(zl_direct_port *port, zlink_msg_t *msg)
+{
+    if (atomic_load_explicit(&port->state, memory_order_relaxed) != IDLE ||
+        !may_go_direct(msg))
+        return ZL_DIRECT_NOT_TAKEN;
+    int expected = IDLE;
+    if (!atomic_compare_exchange_strong_explicit(&port->state, &expected, APP,
+                                                 memory_order_acquire,
+                                                 memory_order_relaxed))
+        return ZL_DIRECT_NOT_TAKEN;
+    uint8_t header[ZL_FRAME_HEADER_MAX];
+    size_t size = zlink_msg_size(msg);
+    zl_iovec iov[2] = {
+        {header, zl_frame_header_encode(header, 0, size)},
+        {zlink_msg_data(msg), size},
+    };
+    int64_t sent = zl_handle_try_write(port->handle, iov, size > 0 ? 2 : 1);
+    bool whole = sent == (int64_t)(iov[0].len + size);
+    if (whole) {
+        zlink_msg_close(msg);
+    } else {
+        /* The engine writes the rest, and reports a failed write as its
+         * own. */
+        zlink_msg_init(&port->pending);
+        zlink_msg_move(&port->pending, msg);
+        port->pending_written = sent > 0 ? (size_t)sent : 0;
+        port->has_pending = true;
+    }
+    zlink_msg_init(msg);
+    return hand_back(port, !whole);
+}
+
+void zl_direct_port_published(zl_direct_port *port)
+{
+    atomic_store_explicit(&port->state, PUBLISHED, memory_order_release);
+}
+
+bool zl_direct_port_take(zl_direct_port *port)
+{
+    int s = atomic_load_explicit(&port->state, memory_order_acquire);
+    for (;;) {
+        int next;
+        switch (s) {
+        case NONE:
+        case ENGINE:
+            return true;
+        case PUBLISHED:
+        case IDLE:
+            next = ENGINE;
+            break;
+        case APP:
+            next = APP_WANTED;
+            break;
+        default: /* APP_WANTED */
+            return false;
+        }
+        if (atomic_compare_exchange_weak_explicit(&port->state, &s, next,
+                                                  memory_order_acquire,
+                                                  memory_order_acquire))
+            return next == ENGINE;
+    }
+}
+
+bool zl_direct_port_take_pending(zl_direct_port *port, zlink_msg_t *msg,
+                                 size_t *written)
+{
+    if (!port->has_pending)
+        return false;
+    zlink_msg_init(msg);
+    zlink_msg_move(msg, &port->pending);
+    *written = port->pending_written;
+    port->has_pending = false;
+    return true;
+}
+
+void zl_direct_port_open(zl_direct_port *port, zl_handle *handle)
+{
+    int s = atomic_load_explicit(&port->state, memory_order_relaxed);
+    if (s != NONE && s != ENGINE)
+        return; /* PUBLISHED: the engine's wake is on its way */
+    port->handle = handle;
+    atomic_compare_exchange_strong_explicit(
+        &port->state, &s, IDLE, memory_order_release, memory_order_relaxed);
+}
+
+void zl_direct_port_shut(zl_direct_port *port)
+{
+    int s = atomic_load_explicit(&port->state, memory_order_acquire);
+    for (;;) {
+        if (s == APP || s == APP_WANTED) {
+            /* One non-blocking write: short, unless its thread was
+             * preempted, when yielding lets it finish. */
+            zl_thread_yield();
+            s = atomic_load_explicit(&port->state, memory_order_acquire);
+            continue;
+        }
+        if (atomic_compare_exchange_weak_explicit(&port->state, &s, NONE,
+                                                  memory_order_acquire,
+                                                  memory_order_acquire))
+            break;
+    }
+    port->handle = NULL;
+    if (port->has_pending) {
+        zlink_msg_close(&port->pending);
+        zlink_msg_init(&port->pending);
+        port->has_pending = false;
+    }
+}
