@@ -68,4 +68,12 @@ void zl_direct_port_open(zl_direct_port *port, zl_handle *handle);
  * and drops a pending message, as the engine's own unwritten batch is. */
 void zl_direct_port_shut(zl_direct_port *port);
 
+/* Direct writes since the start, for tests: all of them, and those the
+ * engine had to finish (a partial write, EAGAIN or an error). */
+unsigned zl_direct_sends_total(void);
+unsigned zl_direct_handovers_total(void);
+/* Tests: direct writes write at most this many bytes from now on (0: no
+ * limit), so that the engine must finish them. */
+void zl_direct_set_write_limit(unsigned bytes);
+
 #endif
