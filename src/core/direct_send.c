@@ -2,6 +2,7 @@
  * message to an idle connection itself (direct_send.h). */
 #include "direct_send.h"
 
+#include "fast_tls.h"
 #include "msg.h"
 #include "zmtp/zmtp.h"
 
@@ -18,6 +19,26 @@ enum {
     APP,       /* the socket's thread writes */
     APP_WANTED /* ... and the engine wants the port after it */
 };
+
+/* This thread's rhythm. A direct send goes out at once, alone, from this
+ * thread; that is what a thread that sends one message and then waits for
+ * the answer wants. A thread that sends many messages between its waits
+ * (a server answering a batch, a game frame's updates) is better served
+ * by the I/O thread, which writes them beside each other while this
+ * thread goes on: such a thread does not send directly. */
+static ZL_THREAD_LOCAL struct {
+    bool paused;              /* found nothing since its last direct send */
+    unsigned sends_since;     /* sends since it last found nothing */
+    unsigned sends_last_time; /* ... between the two pauses before that */
+} rhythm ZL_FAST_TLS;
+
+void zl_direct_note_pause(void)
+{
+    if (rhythm.sends_since > 0)
+        rhythm.sends_last_time = rhythm.sends_since;
+    rhythm.sends_since = 0;
+    rhythm.paused = true;
+}
 
 static atomic_uint sends_total, handovers_total;
 /* Tests cut direct writes short here; 0: never. */
@@ -59,6 +80,7 @@ void zl_direct_port_init(zl_direct_port *port)
 {
     atomic_init(&port->state, NONE);
     port->handle = NULL;
+    port->loop = NULL;
     zlink_msg_init(&port->pending);
     port->pending_written = 0;
     port->has_pending = false;
@@ -94,14 +116,30 @@ static zl_direct_result hand_back(zl_direct_port *port, bool handed_over)
 
 zl_direct_result zl_direct_send(zl_direct_port *port, zlink_msg_t *msg)
 {
-    if (atomic_load_explicit(&port->state, memory_order_relaxed) != IDLE ||
+    rhythm.sends_since++;
+    if (!rhythm.paused || rhythm.sends_last_time > 1 ||
+        atomic_load_explicit(&port->state, memory_order_relaxed) != IDLE ||
         !may_go_direct(msg))
         return ZL_DIRECT_NOT_TAKEN;
+    rhythm.paused = false;
     int expected = IDLE;
     if (!atomic_compare_exchange_strong_explicit(&port->state, &expected, APP,
                                                  memory_order_acquire,
                                                  memory_order_relaxed))
         return ZL_DIRECT_NOT_TAKEN;
+    if (zl_loop_waiting_since(port->loop) == 0) {
+        /* Queued, it goes out with whatever else the busy engine
+         * writes next. */
+        expected = APP;
+        if (atomic_compare_exchange_strong_explicit(&port->state, &expected,
+                                                    IDLE, memory_order_relaxed,
+                                                    memory_order_relaxed))
+            return ZL_DIRECT_NOT_TAKEN;
+        /* The engine asked for the port meanwhile: it hears of the message
+         * through the pipe's wake, as of one it wanted to write. */
+        atomic_store_explicit(&port->state, PUBLISHED, memory_order_release);
+        return ZL_DIRECT_NOT_TAKEN;
+    }
     uint8_t header[ZL_FRAME_HEADER_MAX];
     size_t size = zlink_msg_size(msg);
     zl_iovec iov[2] = {
@@ -171,12 +209,13 @@ bool zl_direct_port_take_pending(zl_direct_port *port, zlink_msg_t *msg,
     return true;
 }
 
-void zl_direct_port_open(zl_direct_port *port, zl_handle *handle)
+void zl_direct_port_open(zl_direct_port *port, zl_handle *handle, zl_loop *loop)
 {
     int s = atomic_load_explicit(&port->state, memory_order_relaxed);
     if (s != NONE && s != ENGINE)
         return; /* PUBLISHED: the engine's wake is on its way */
     port->handle = handle;
+    port->loop = loop;
     atomic_compare_exchange_strong_explicit(
         &port->state, &s, IDLE, memory_order_release, memory_order_relaxed);
 }

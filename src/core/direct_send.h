@@ -25,6 +25,7 @@
 typedef struct zl_direct_port {
     atomic_int state;    /* zl_direct_state */
     zl_handle *handle;   /* the connection's; read only while taken */
+    zl_loop *loop;       /* the engine's; read only while taken */
     zlink_msg_t pending; /* a message the socket's write did not finish */
     size_t pending_written;
     bool has_pending;
@@ -44,8 +45,18 @@ typedef enum zl_direct_result {
     ZL_DIRECT_WAKE_READER
 } zl_direct_result;
 
-/* Writes msg, a whole single-part message, when the port is open. */
+/* Writes msg, a whole single-part message, when three things hold: the
+ * port is open; this thread paused since its last direct send (it found
+ * nothing to receive: zl_direct_note_pause); and the engine's thread is
+ * waiting for work. Then handing the message over would cost a wakeup, or
+ * the I/O thread's syscalls, and nothing would run in parallel with them.
+ * A thread that sends many messages in a row, or an I/O thread busy with
+ * other connections, keeps the pipe: the I/O thread writes them beside
+ * its other work, in parallel with the application (DESIGN.md §5). */
 zl_direct_result zl_direct_send(zl_direct_port *port, zlink_msg_t *msg);
+/* This thread looked for input and found none (a receive, zlink_poll, a
+ * poller's wait): its next send may go direct. */
+void zl_direct_note_pause(void);
 /* The socket published into the pipe and is waking its sleeping reader:
  * the port stays closed until the engine has read what was published. */
 void zl_direct_port_published(zl_direct_port *port);
@@ -62,7 +73,8 @@ bool zl_direct_port_take_pending(zl_direct_port *port, zlink_msg_t *msg,
 /* Everything is written and the pipe was found empty: the socket's thread
  * may write on handle, unless it published since (the engine's wake is on
  * its way then). */
-void zl_direct_port_open(zl_direct_port *port, zl_handle *handle);
+void zl_direct_port_open(zl_direct_port *port, zl_handle *handle,
+                         zl_loop *loop);
 /* The connection closes: waits out a write in progress on the socket's
  * thread, then closes the port for good (until an engine opens it again)
  * and drops a pending message, as the engine's own unwritten batch is. */

@@ -304,7 +304,7 @@ static void open_direct_port(zl_engine *e)
     if (!e->direct_port)
         e->direct_port = zl_session_direct_port(e->session);
     if (e->direct_port)
-        zl_direct_port_open(e->direct_port, handle);
+        zl_direct_port_open(e->direct_port, handle, e->loop);
 }
 
 /* Writes what is queued: our greeting and commands, then, once the

@@ -7,6 +7,7 @@
 
 #include "backend.h"
 #include "ctx.h"
+#include "direct_send.h"
 #include "fast_tls.h"
 #include "sleeper.h"
 #include "socket.h"
@@ -335,6 +336,8 @@ int zlink_poll(zlink_pollitem_t *items, int n, long timeout)
             items[i].revents = 0;
         ready = check_or_spin(items, n, sockets_only && timeout != 0,
                               &waiting_since);
+        if (ready == 0)
+            zl_direct_note_pause();
         if (ready > 0 && sockets_only && slept)
             adapt_spin(items, n, uv_hrtime() - waiting_since);
         if (ready < 0 || (ready > 0 && sockets_only))

@@ -24,6 +24,7 @@
 
 #include "backend.h"
 #include "ctx.h"
+#include "direct_send.h"
 #include "socket.h"
 #include "zlink.h"
 
@@ -706,6 +707,8 @@ int zlink_poller_wait_all(void *handle, zlink_poller_event_t *events,
         int found = check_ready(p, events, n_events);
         if (found < 0)
             return -1;
+        if (found == 0)
+            zl_direct_note_pause();
         int wait = found > 0 ? 0 : remaining_ms(timeout, deadline);
         if (wait != 0 && !sleep_begins(p))
             continue; /* a socket signalled since the look: look again */

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "ctx.h"
+#include "direct_send.h"
 #include "monitor.h"
 #include "msg.h"
 #include "noinline.h"
@@ -602,6 +603,8 @@ static ZL_ALWAYS_INLINE int with_timeout(zl_socket *s,
             zl_pipe_keep_reader_awake(false);
         return 0;
     }
+    if (receive && rc != 0)
+        zl_direct_note_pause();
     return wait_for_op(s, op, msg, flags, timeout, blocking_receive, spin, rc);
 }
 
