@@ -16,6 +16,20 @@ static const size_t round_trip_sizes[] = {0,    1,    64,   255,  256,
 #define ROUND_TRIP_SIZES (sizeof round_trip_sizes / sizeof round_trip_sizes[0])
 #define ROUND_TRIPS 300
 
+/* A REP that echoes ROUND_TRIPS requests on its own thread: its replies
+ * are multipart on the wire (the envelope, then the body). */
+static void rep_echo_server(void *arg)
+{
+    void *rep = arg;
+    for (unsigned i = 0; i < ROUND_TRIPS; i++) {
+        zlink_msg_t body;
+        zlink_msg_init(&body);
+        ck_assert_int_ge(zlink_msg_recv(&body, rep, 0), 0);
+        ck_assert_int_ge(zlink_msg_send(&body, rep, 0), 0);
+        zlink_msg_close(&body);
+    }
+}
+
 /* A ROUTER that echoes ROUND_TRIPS requests, one at a time, on its own
  * thread, as a server would. */
 static void echo_server(void *arg)
@@ -37,11 +51,11 @@ static void echo_server(void *arg)
 /* A DEALER's requests and the ROUTER's echoes, one at a time: each side
  * sends one message and then waits for the next, and its connection's
  * output is idle when it sends, so every small message may go direct. */
-static void round_trips_over(int transport)
+static void round_trips_over(int transport, bool req_rep)
 {
     void *ctx = zt_ctx();
-    void *router = zt_socket(ctx, ZLINK_ROUTER);
-    void *dealer = zt_socket(ctx, ZLINK_DEALER);
+    void *router = zt_socket(ctx, req_rep ? ZLINK_REP : ZLINK_ROUTER);
+    void *dealer = zt_socket(ctx, req_rep ? ZLINK_REQ : ZLINK_DEALER);
     char ep[300];
     if (!zt_join(router, dealer, transport, ep, sizeof ep)) {
         zt_close(router);
@@ -50,7 +64,10 @@ static void round_trips_over(int transport)
         return;
     }
     uv_thread_t server;
-    ck_assert_int_eq(uv_thread_create(&server, echo_server, router), 0);
+    ck_assert_int_eq(uv_thread_create(&server,
+                                      req_rep ? rep_echo_server : echo_server,
+                                      router),
+                     0);
     unsigned before = zl_direct_sends_total();
     unsigned small = 0;
     for (unsigned i = 0; i < ROUND_TRIPS; i++) {
@@ -79,7 +96,9 @@ static void round_trips_over(int transport)
 
 START_TEST(round_trips_go_direct)
 {
-    round_trips_over(_i == 0 ? ZT_TCP4 : ZT_IPC);
+    /* DEALER and ROUTER over tcp and ipc, then REQ and REP, whose
+     * messages have an empty delimiter part before the body. */
+    round_trips_over(_i == 1 ? ZT_IPC : ZT_TCP4, _i == 2);
 }
 END_TEST
 
@@ -186,9 +205,15 @@ START_TEST(partial_direct_write_is_finished_by_the_engine)
     unsigned sent = 0;
     uint64_t deadline = zl_test_now_ms() + 20000;
     while (sent < CUT_MAX && zl_test_now_ms() < deadline) {
-        /* Time for the engine to finish what is queued and go idle. */
+        /* Time for the engine to finish what is queued and go idle, and a
+         * receive that finds nothing: a pause, after which a send may go
+         * direct. */
         zl_test_sleep_ms(2);
+        char none;
+        ck_assert_int_eq(zlink_recv(sender, &none, 1, ZLINK_DONTWAIT), -1);
         zlink_msg_t msg;
+        if ((sent + 1) % 3 == 0)
+            zt_send_part(sender, 5, sent + 1000001u, ZLINK_SNDMORE);
         ck_assert_int_eq(zlink_msg_init_size(&msg, cut_size(sent + 1)), 0);
         zt_fill(zlink_msg_data(&msg), cut_size(sent + 1), sent + 1);
         if (zlink_msg_send(&msg, sender, ZLINK_DONTWAIT) < 0) {
@@ -203,8 +228,11 @@ START_TEST(partial_direct_write_is_finished_by_the_engine)
         ck_assert_msg(zl_direct_handovers_total() != handovers,
                       "no direct write was cut short in %u messages", sent);
     zt_set_int(receiver, ZLINK_RCVTIMEO, 10000);
-    for (unsigned i = 0; i < sent; i++)
+    for (unsigned i = 0; i < sent; i++) {
+        if ((i + 1) % 3 == 0)
+            zt_recv_part(receiver, 5, i + 1000001u, true);
         zt_recv_part(receiver, cut_size(i + 1), i + 1, false);
+    }
     zt_close(receiver);
     zt_close(sender);
     zt_term(ctx);
@@ -278,7 +306,7 @@ static Suite *direct_send_suite(void)
     Suite *s = suite_create("direct_send");
     TCase *tc = tcase_create("direct_send");
     tcase_set_timeout(tc, 120);
-    tcase_add_loop_test(tc, round_trips_go_direct, 0, 2);
+    tcase_add_loop_test(tc, round_trips_go_direct, 0, 3);
     tcase_add_test(tc, direct_and_queued_keep_order);
     tcase_add_loop_test(tc, partial_direct_write_is_finished_by_the_engine, 0,
                         2);

@@ -81,89 +81,74 @@ void zl_direct_port_init(zl_direct_port *port)
     atomic_init(&port->state, NONE);
     port->handle = NULL;
     port->loop = NULL;
-    zlink_msg_init(&port->pending);
     port->pending_written = 0;
     port->has_pending = false;
 }
 
-void zl_direct_port_destroy(zl_direct_port *port)
+bool zl_direct_part_fits(const zlink_msg_t *part)
 {
-    zlink_msg_close(&port->pending);
+    return !(zl_msg_flags((zlink_msg_t *)part) &
+             (ZL_MSG_COMMAND | ZL_MSG_SUBSCRIBE | ZL_MSG_CANCEL));
 }
 
-static bool may_go_direct(zlink_msg_t *msg)
-{
-    uint8_t flags = zl_msg_flags(msg);
-    return !(flags & (ZL_MSG_MORE | ZL_MSG_COMMAND | ZL_MSG_SUBSCRIBE |
-                      ZL_MSG_CANCEL)) &&
-           zlink_msg_size(msg) < ZL_DIRECT_BODY_MAX;
-}
-
-/* Ends the socket's turn. The release orders the pending message, if any,
- * before the engine's acquire of the new state. */
-static zl_direct_result hand_back(zl_direct_port *port, bool handed_over)
-{
-    int expected = APP;
-    if (!handed_over && atomic_compare_exchange_strong_explicit(
-                            &port->state, &expected, IDLE, memory_order_release,
-                            memory_order_relaxed))
-        return ZL_DIRECT_SENT;
-    /* The engine asked for the port, or has a message to finish: it waits
-     * for the pipe's wake. */
-    atomic_store_explicit(&port->state, PUBLISHED, memory_order_release);
-    return ZL_DIRECT_WAKE_READER;
-}
-
-zl_direct_result zl_direct_send(zl_direct_port *port, zlink_msg_t *msg)
+bool zl_direct_may_send(zl_direct_port *port)
 {
     rhythm.sends_since++;
     if (!rhythm.paused || rhythm.sends_last_time > 1 ||
-        atomic_load_explicit(&port->state, memory_order_relaxed) != IDLE ||
-        !may_go_direct(msg))
-        return ZL_DIRECT_NOT_TAKEN;
+        atomic_load_explicit(&port->state, memory_order_relaxed) != IDLE)
+        return false;
     rhythm.paused = false;
+    return true;
+}
+
+zl_direct_result zl_direct_write(zl_direct_port *port, zl_iovec *iov, int n,
+                                 size_t total)
+{
     int expected = IDLE;
     if (!atomic_compare_exchange_strong_explicit(&port->state, &expected, APP,
                                                  memory_order_acquire,
                                                  memory_order_relaxed))
         return ZL_DIRECT_NOT_TAKEN;
     if (zl_loop_waiting_since(port->loop) == 0) {
-        /* Queued, it goes out with whatever else the busy engine
-         * writes next. */
+        /* The engine is at work: queued, the message goes out with
+         * whatever else it writes next. If it asked for the port meanwhile,
+         * the publish wakes it (zl_direct_port_release). */
         expected = APP;
-        if (atomic_compare_exchange_strong_explicit(&port->state, &expected,
-                                                    IDLE, memory_order_relaxed,
-                                                    memory_order_relaxed))
-            return ZL_DIRECT_NOT_TAKEN;
-        /* The engine asked for the port meanwhile: it hears of the message
-         * through the pipe's wake, as of one it wanted to write. */
-        atomic_store_explicit(&port->state, PUBLISHED, memory_order_release);
+        atomic_compare_exchange_strong_explicit(&port->state, &expected, IDLE,
+                                                memory_order_relaxed,
+                                                memory_order_relaxed);
         return ZL_DIRECT_NOT_TAKEN;
     }
-    uint8_t header[ZL_FRAME_HEADER_MAX];
-    size_t size = zlink_msg_size(msg);
-    zl_iovec iov[2] = {
-        {header, zl_frame_header_encode(header, 0, size)},
-        {zlink_msg_data(msg), size},
-    };
-    size_t total = iov[0].len + size;
-    int64_t sent = try_write(port->handle, iov, size > 0 ? 2 : 1);
-    bool whole = sent == (int64_t)total;
-    if (whole) {
-        zlink_msg_close(msg);
-    } else {
-        /* The engine writes the rest, and reports a failed write as its
-         * own. */
-        zlink_msg_init(&port->pending);
-        zlink_msg_move(&port->pending, msg);
-        port->pending_written = sent > 0 ? (size_t)sent : 0;
-        port->has_pending = true;
-    }
-    zlink_msg_init(msg);
+    int64_t sent = try_write(port->handle, iov, n);
     atomic_fetch_add_explicit(&sends_total, 1, memory_order_relaxed);
-    if (!whole)
-        atomic_fetch_add_explicit(&handovers_total, 1, memory_order_relaxed);
-    return hand_back(port, !whole);
+    if (sent == (int64_t)total) {
+        expected = APP;
+        if (atomic_compare_exchange_strong_explicit(&port->state, &expected,
+                                                    IDLE, memory_order_release,
+                                                    memory_order_relaxed))
+            return ZL_DIRECT_SENT;
+        /* The engine asked for the port while we wrote: it waits for the
+         * pipe's wake. */
+        atomic_store_explicit(&port->state, PUBLISHED, memory_order_release);
+        return ZL_DIRECT_SENT_WAKE;
+    }
+    /* The engine writes the rest, from the pipe, and reports a failed
+     * write as its own. We keep the port until the message is published. */
+    atomic_fetch_add_explicit(&handovers_total, 1, memory_order_relaxed);
+    port->pending_written = sent > 0 ? (size_t)sent : 0;
+    port->has_pending = true;
+    return ZL_DIRECT_PARTIAL;
+}
+
+bool zl_direct_port_release(zl_direct_port *port)
+{
+    int s = atomic_load_explicit(&port->state, memory_order_relaxed);
+    while (s == APP || s == APP_WANTED)
+        if (atomic_compare_exchange_weak_explicit(&port->state, &s, PUBLISHED,
+                                                  memory_order_release,
+                                                  memory_order_relaxed))
+            return true;
+    return false;
 }
 
 void zl_direct_port_published(zl_direct_port *port)
@@ -197,13 +182,10 @@ bool zl_direct_port_take(zl_direct_port *port)
     }
 }
 
-bool zl_direct_port_take_pending(zl_direct_port *port, zlink_msg_t *msg,
-                                 size_t *written)
+bool zl_direct_port_take_written(zl_direct_port *port, size_t *written)
 {
     if (!port->has_pending)
         return false;
-    zlink_msg_init(msg);
-    zlink_msg_move(msg, &port->pending);
     *written = port->pending_written;
     port->has_pending = false;
     return true;
@@ -237,9 +219,6 @@ void zl_direct_port_shut(zl_direct_port *port)
             break;
     }
     port->handle = NULL;
-    if (port->has_pending) {
-        zlink_msg_close(&port->pending);
-        zlink_msg_init(&port->pending);
-        port->has_pending = false;
-    }
+    /* The message stays in the pipe, whole, for the next connection. */
+    port->has_pending = false;
 }

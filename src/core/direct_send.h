@@ -18,44 +18,62 @@
 #include "backend.h"
 #include "zlink.h"
 
-/* Bodies this large are queued as before: the point is the latency of
- * small messages, and a large body would mostly be a partial write. */
+/* Messages this large (all their parts' bodies) are queued as before: the
+ * point is the latency of small messages, and a large one would mostly be
+ * a partial write. A message of more parts than ZL_DIRECT_PARTS_MAX is
+ * queued too. */
 #define ZL_DIRECT_BODY_MAX 8192
+#define ZL_DIRECT_PARTS_MAX 8
 
 typedef struct zl_direct_port {
-    atomic_int state;    /* zl_direct_state */
-    zl_handle *handle;   /* the connection's; read only while taken */
-    zl_loop *loop;       /* the engine's; read only while taken */
-    zlink_msg_t pending; /* a message the socket's write did not finish */
+    atomic_int state;  /* direct_send.c */
+    zl_handle *handle; /* the connection's; read only while taken */
+    zl_loop *loop;     /* the engine's; read only while taken */
+    /* Bytes of the next message in the pipe that a direct write put on the
+     * wire already, when has_pending. */
     size_t pending_written;
     bool has_pending;
 } zl_direct_port;
 
 void zl_direct_port_init(zl_direct_port *port);
-/* Frees a message still pending (its connection is gone). */
-void zl_direct_port_destroy(zl_direct_port *port);
 
 /* ---- the socket's thread ---- */
 
+/* True when this thread's message, complete in the pipe but not yet
+ * published, may be written directly: this thread paused since its last
+ * direct send (it found nothing to receive: zl_direct_note_pause) and sent
+ * one message between its last two pauses, and the port is open. A thread
+ * that sends many messages between its waits (a server answering a batch,
+ * a game frame's updates) is better served by the I/O thread, which
+ * writes them beside each other while it goes on (DESIGN.md §5). Counts
+ * the message. */
+bool zl_direct_may_send(zl_direct_port *port);
+/* False for parts that the engine encodes differently from their bytes
+ * (subscriptions, commands). */
+bool zl_direct_part_fits(const zlink_msg_t *part);
+
 typedef enum zl_direct_result {
-    ZL_DIRECT_NOT_TAKEN, /* queue msg as usual */
-    ZL_DIRECT_SENT,      /* written whole; msg is empty */
-    /* msg (empty now) is the engine's, or the engine asked for the port
-     * while we wrote: send the pipe's reader ACTIVATE_READ */
-    ZL_DIRECT_WAKE_READER
+    ZL_DIRECT_NOT_TAKEN, /* publish the message as usual */
+    ZL_DIRECT_SENT,      /* written whole: drop it from the pipe */
+    /* written whole, and the engine asked for the port meanwhile: drop it,
+     * and send the pipe's reader ACTIVATE_READ */
+    ZL_DIRECT_SENT_WAKE,
+    /* cut short: publish the message, whose first bytes are on the wire,
+     * then zl_direct_port_release */
+    ZL_DIRECT_PARTIAL
 } zl_direct_result;
 
-/* Writes msg, a whole single-part message, when three things hold: the
- * port is open; this thread paused since its last direct send (it found
- * nothing to receive: zl_direct_note_pause); and the engine's thread is
- * waiting for work. Then handing the message over would cost a wakeup, or
- * the I/O thread's syscalls, and nothing would run in parallel with them.
- * A thread that sends many messages in a row, or an I/O thread busy with
- * other connections, keeps the pipe: the I/O thread writes them beside
- * its other work, in parallel with the application (DESIGN.md §5). */
-zl_direct_result zl_direct_send(zl_direct_port *port, zlink_msg_t *msg);
+/* Writes the message's frames (iov, total bytes) when the engine's thread
+ * is waiting for work: handing it over would cost a wakeup, or its
+ * syscalls, more than the write. */
+zl_direct_result zl_direct_write(zl_direct_port *port, zl_iovec *iov, int n,
+                                 size_t total);
+/* After ZL_DIRECT_PARTIAL and the publish: lets the port go to the engine.
+ * True when the publish did not wake the pipe's reader, which the caller
+ * then does. */
+bool zl_direct_port_release(zl_direct_port *port);
 /* This thread looked for input and found none (a receive, zlink_poll, a
- * poller's wait): its next send may go direct. */
+ * poller's wait). */
 void zl_direct_note_pause(void);
 /* The socket published into the pipe and is waking its sleeping reader:
  * the port stays closed until the engine has read what was published. */
@@ -66,18 +84,17 @@ void zl_direct_port_published(zl_direct_port *port);
 /* The engine is about to write. False while the socket's thread writes:
  * that thread then wakes the engine (ACTIVATE_READ) once it is done. */
 bool zl_direct_port_take(zl_direct_port *port);
-/* After a true zl_direct_port_take: the message whose first *written bytes
- * are on the wire already, if there is one; false when there is none. */
-bool zl_direct_port_take_pending(zl_direct_port *port, zlink_msg_t *msg,
-                                 size_t *written);
+/* After a true zl_direct_port_take: true when the next message in the pipe
+ * has its first *written bytes on the wire already. */
+bool zl_direct_port_take_written(zl_direct_port *port, size_t *written);
 /* Everything is written and the pipe was found empty: the socket's thread
  * may write on handle, unless it published since (the engine's wake is on
  * its way then). */
 void zl_direct_port_open(zl_direct_port *port, zl_handle *handle,
                          zl_loop *loop);
 /* The connection closes: waits out a write in progress on the socket's
- * thread, then closes the port for good (until an engine opens it again)
- * and drops a pending message, as the engine's own unwritten batch is. */
+ * thread, then closes the port (until an engine opens it again). A message
+ * cut short stays in the pipe, whole, for the next connection. */
 void zl_direct_port_shut(zl_direct_port *port);
 
 /* Direct writes since the start, for tests: all of them, and those the

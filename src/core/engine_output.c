@@ -273,17 +273,27 @@ void zl_engine_write_finished(zl_engine *e)
 }
 
 /* The rest of a message the socket's thread began writing goes out first:
- * its first bytes are on the wire already. Its body is small
+ * its first bytes are on the wire already. It is the next message in the
+ * pipe, published before the port came back to us, and small
  * (ZL_DIRECT_BODY_MAX), so it is copied into the room fill_output made. */
 static void finish_direct_write(zl_engine *e)
 {
-    zlink_msg_t msg;
     size_t written;
-    if (!e->direct_port ||
-        !zl_direct_port_take_pending(e->direct_port, &msg, &written))
+    if (!e->direct_port || !e->session ||
+        !zl_direct_port_take_written(e->direct_port, &written))
         return;
     size_t start = e->out_len;
-    encode_part(e, &msg);
+    bool more = true;
+    while (more) {
+        zlink_msg_t part;
+        zlink_msg_init(&part);
+        if (zl_session_pull(e->session, &part) != ZL_PIPE_MSG)
+            break; /* not reached: the socket published it */
+        more = (zl_msg_flags(&part) & ZL_MSG_MORE) != 0;
+        encode_part(e, &part);
+    }
+    if (e->out_len - start < written)
+        written = e->out_len - start;
     memmove(e->out_buf + start, e->out_buf + start + written,
             e->out_len - start - written);
     e->out_len -= written;

@@ -14,6 +14,7 @@
 #include "msg.h"
 #include "noinline.h"
 #include "wait.h"
+#include "zmtp/zmtp.h"
 
 /* Chunks follow the queue's depth, not its traffic. A queue starts with a
  * chunk of two slots, and each chunk it moves into doubles up to
@@ -323,7 +324,6 @@ void zl_pipe_unref(zl_pipe *p)
         return;
     queue_destroy(&s->a_to_b);
     queue_destroy(&s->b_to_a);
-    zl_direct_port_destroy(&s->port);
     uv_mutex_destroy(&s->lock);
     free(s->a.routing_id);
     free(s->b.routing_id);
@@ -633,6 +633,91 @@ void zl_pipe_flush(zl_pipe *p)
     publish(p);
 }
 
+/* Drops the message just completed, not yet published, which a direct
+ * write put on the wire whole. */
+static void unwrite_message(zl_pipe *p, uint64_t parts)
+{
+    struct zl_msg_queue *q = p->out;
+    q->complete_parts -= parts;
+    q->written_msgs--;
+    zl_pipe_rollback(p);
+}
+
+/* Parts from the start of the last message to the write position, up to
+ * ZL_DIRECT_PARTS_MAX + 1. */
+static uint64_t parts_since_start(const struct zl_msg_queue *q)
+{
+    zl_chunk *chunk = q->start_chunk;
+    int pos = q->start_pos;
+    uint64_t n = 0;
+    while ((chunk != q->write_chunk || pos != q->write_pos) &&
+           n <= ZL_DIRECT_PARTS_MAX) {
+        n++;
+        if (++pos == chunk->cap) {
+            chunk = chunk->next;
+            pos = 0;
+        }
+    }
+    return n;
+}
+
+/* Writes the message just completed to the session's connection from this
+ * thread, when that is cheaper than waking the I/O thread for it
+ * (direct_send.h). True when the message was handled: written whole and
+ * dropped, or cut short and published for the engine to finish. False:
+ * publish it as usual. */
+static bool send_direct(zl_pipe *p)
+{
+    zl_direct_port *port = &p->shared->port;
+    if (!zl_direct_may_send(port))
+        return false;
+    struct zl_msg_queue *q = p->out;
+    /* Only the message just completed may be unpublished: anything before
+     * it goes first, through the engine. */
+    uint64_t parts = q->complete_parts - q->flushed_parts;
+    if (parts > ZL_DIRECT_PARTS_MAX || parts_since_start(q) != parts)
+        return false;
+    uint8_t headers[ZL_DIRECT_PARTS_MAX][ZL_FRAME_HEADER_MAX];
+    zl_iovec iov[2 * ZL_DIRECT_PARTS_MAX];
+    int n = 0;
+    size_t bodies = 0, total = 0;
+    zl_chunk *chunk = q->start_chunk;
+    int pos = q->start_pos;
+    for (uint64_t i = 0; i < parts; i++) {
+        zlink_msg_t *part = &chunk->msgs[pos];
+        size_t size = zlink_msg_size(part);
+        bodies += size;
+        if (!zl_direct_part_fits(part) || bodies >= ZL_DIRECT_BODY_MAX)
+            return false;
+        iov[n].base = headers[i];
+        iov[n].len = zl_frame_header_encode(
+            headers[i], zl_frame_flags_of_msg(zl_msg_flags(part)), size);
+        total += iov[n++].len + size;
+        if (size > 0)
+            iov[n++] = (zl_iovec){zlink_msg_data(part), size};
+        if (++pos == chunk->cap) {
+            chunk = chunk->next;
+            pos = 0;
+        }
+    }
+    switch (zl_direct_write(port, iov, n, total)) {
+    case ZL_DIRECT_SENT:
+        unwrite_message(p, parts);
+        return true;
+    case ZL_DIRECT_SENT_WAKE:
+        unwrite_message(p, parts);
+        send_cmd(p->peer, ZL_CMD_ACTIVATE_READ);
+        return true;
+    case ZL_DIRECT_PARTIAL:
+        publish(p);
+        if (zl_direct_port_release(port))
+            send_cmd(p->peer, ZL_CMD_ACTIVATE_READ);
+        return true;
+    default:
+        return false;
+    }
+}
+
 /* One call for what a sending pattern does per part: fewer calls, and the
  * queue loaded once, on the path of every message. */
 bool zl_pipe_send(zl_pipe *p, zlink_msg_t *msg, bool first_part)
@@ -644,16 +729,9 @@ bool zl_pipe_send(zl_pipe *p, zlink_msg_t *msg, bool first_part)
             return false;
         }
     }
-    if (p->peer_is_session && !p->in_message) {
-        zl_direct_result r = zl_direct_send(&p->shared->port, msg);
-        if (r == ZL_DIRECT_WAKE_READER)
-            send_cmd(p->peer, ZL_CMD_ACTIVATE_READ);
-        if (r != ZL_DIRECT_NOT_TAKEN)
-            return true;
-    }
     if (!write_part(p, msg))
         return false;
-    if (!p->in_message)
+    if (!p->in_message && !(p->peer_is_session && send_direct(p)))
         publish(p);
     return true;
 }
