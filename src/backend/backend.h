@@ -108,10 +108,10 @@ uint64_t zl_loop_now(zl_loop *loop);
  * in the OS, in ns (the context's ZLINK_SPIN_BUDGET); 0: never. The
  * backend spins what it needs within that, or not at all. Thread-safe. */
 void zl_loop_set_spin_budget(zl_loop *loop, uint32_t budget_ns);
-/* uv_hrtime() when the loop's thread began to wait for something to do,
- * spinning or in the OS; 0 while it serves events. A hint, from any
- * thread; 0 where the backend does not say. */
-uint64_t zl_loop_waiting_since(zl_loop *loop);
+/* Whether the loop's thread waits for something to do, spinning or in the
+ * OS, rather than serving events. A hint, from any thread; false where the
+ * backend does not say. */
+bool zl_loop_is_waiting(zl_loop *loop);
 void zl_timer_start(zl_loop *loop, zl_timer *timer, uint64_t after_ms);
 void zl_timer_stop(zl_loop *loop, zl_timer *timer);
 int zl_timer_active(const zl_timer *timer);

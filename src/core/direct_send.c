@@ -87,7 +87,7 @@ void zl_direct_port_init(zl_direct_port *port)
 
 bool zl_direct_part_fits(const zlink_msg_t *part)
 {
-    return !(zl_msg_flags((zlink_msg_t *)part) &
+    return !(zl_msg_flags(part) &
              (ZL_MSG_COMMAND | ZL_MSG_SUBSCRIBE | ZL_MSG_CANCEL));
 }
 
@@ -109,7 +109,7 @@ zl_direct_result zl_direct_write(zl_direct_port *port, zl_iovec *iov, int n,
                                                  memory_order_acquire,
                                                  memory_order_relaxed))
         return ZL_DIRECT_NOT_TAKEN;
-    if (zl_loop_waiting_since(port->loop) == 0) {
+    if (!zl_loop_is_waiting(port->loop)) {
         /* The engine is at work: queued, the message goes out with
          * whatever else it writes next. If it asked for the port meanwhile,
          * the publish wakes it (zl_direct_port_release). */

@@ -138,7 +138,7 @@ int zl_loop_create(zl_loop **out, zl_wake_cb on_wake, void *wake_arg)
     }
     atomic_init(&loop->wake_pending, false);
     atomic_init(&loop->spin_ns, ZL_IO_SPIN_BEFORE_SLEEP_NS);
-    atomic_init(&loop->waiting_since, 0);
+    atomic_init(&loop->waiting, false);
     loop->on_wake = on_wake;
     loop->wake_arg = wake_arg;
     link_init(&loop->ready);
@@ -244,17 +244,16 @@ static int wait_timeout(zl_loop *loop, int timeout_ms)
  * asked again. */
 #define ZL_POSIX_EXTRA_ROUNDS 8
 
-uint64_t zl_loop_waiting_since(zl_loop *loop)
+bool zl_loop_is_waiting(zl_loop *loop)
 {
-    return atomic_load_explicit(&loop->waiting_since, memory_order_relaxed);
+    return atomic_load_explicit(&loop->waiting, memory_order_relaxed);
 }
 
 int zl_loop_run_once(zl_loop *loop, int timeout_ms)
 {
-    atomic_store_explicit(&loop->waiting_since, uv_hrtime(),
-                          memory_order_relaxed);
+    atomic_store_explicit(&loop->waiting, true, memory_order_relaxed);
     zl_poller_wait(loop, wait_timeout(loop, timeout_ms));
-    atomic_store_explicit(&loop->waiting_since, 0, memory_order_relaxed);
+    atomic_store_explicit(&loop->waiting, false, memory_order_relaxed);
     loop->read_last_pass = link_linked(&loop->ready);
     int ran = 0;
     /* A handle whose read filled its buffer is ready again at once; serve a

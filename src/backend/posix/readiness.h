@@ -66,9 +66,9 @@ struct zl_listener {
 
 struct zl_loop {
     atomic_bool wake_pending;
-    /* uv_hrtime() when the thread began to wait (spinning, then in the
-     * readiness API); 0 while it serves events (zl_loop_waiting_since). */
-    atomic_uint_least64_t waiting_since;
+    /* The thread waits for work, spinning or in the readiness API; false
+     * while it serves events (zl_loop_is_waiting). */
+    atomic_bool waiting;
     zl_wake_cb on_wake;
     void *wake_arg;
     struct zl_link ready;           /* ios whose pending op can proceed now */

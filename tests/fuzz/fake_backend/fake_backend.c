@@ -323,10 +323,10 @@ void zl_loop_set_spin_budget(zl_loop *loop, uint32_t budget_ns)
     (void)budget_ns;
 }
 
-uint64_t zl_loop_waiting_since(zl_loop *loop)
+bool zl_loop_is_waiting(zl_loop *loop)
 {
     (void)loop;
-    return 0;
+    return false;
 }
 
 void zl_loop_destroy(zl_loop *loop)
