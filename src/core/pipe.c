@@ -643,24 +643,6 @@ static void unwrite_message(zl_pipe *p, uint64_t parts)
     zl_pipe_rollback(p);
 }
 
-/* Parts from the start of the last message to the write position, up to
- * ZL_DIRECT_PARTS_MAX + 1. */
-static uint64_t parts_since_start(const struct zl_msg_queue *q)
-{
-    zl_chunk *chunk = q->start_chunk;
-    int pos = q->start_pos;
-    uint64_t n = 0;
-    while ((chunk != q->write_chunk || pos != q->write_pos) &&
-           n <= ZL_DIRECT_PARTS_MAX) {
-        n++;
-        if (++pos == chunk->cap) {
-            chunk = chunk->next;
-            pos = 0;
-        }
-    }
-    return n;
-}
-
 /* Writes the message just completed to the session's connection from this
  * thread, when that is cheaper than waking the I/O thread for it
  * (direct_send.h). True when the message was handled: written whole and
@@ -672,10 +654,8 @@ static bool send_direct(zl_pipe *p)
     if (!zl_direct_may_send(port))
         return false;
     struct zl_msg_queue *q = p->out;
-    /* Only the message just completed may be unpublished: anything before
-     * it goes first, through the engine. */
     uint64_t parts = q->complete_parts - q->flushed_parts;
-    if (parts > ZL_DIRECT_PARTS_MAX || parts_since_start(q) != parts)
+    if (parts > ZL_DIRECT_PARTS_MAX)
         return false;
     uint8_t headers[ZL_DIRECT_PARTS_MAX][ZL_FRAME_HEADER_MAX];
     zl_iovec iov[2 * ZL_DIRECT_PARTS_MAX];
@@ -683,7 +663,12 @@ static bool send_direct(zl_pipe *p)
     size_t bodies = 0, total = 0;
     zl_chunk *chunk = q->start_chunk;
     int pos = q->start_pos;
-    for (uint64_t i = 0; i < parts; i++) {
+    uint64_t i = 0;
+    for (; chunk != q->write_chunk || pos != q->write_pos; i++) {
+        /* Only the message just completed may be unpublished: anything
+         * before it goes first, through the engine. */
+        if (i == parts)
+            return false;
         zlink_msg_t *part = &chunk->msgs[pos];
         size_t size = zlink_msg_size(part);
         bodies += size;
@@ -700,6 +685,8 @@ static bool send_direct(zl_pipe *p)
             pos = 0;
         }
     }
+    if (i != parts)
+        return false;
     switch (zl_direct_write(port, iov, n, total)) {
     case ZL_DIRECT_SENT:
         unwrite_message(p, parts);
