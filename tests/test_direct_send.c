@@ -5,6 +5,7 @@
  * connections that come and go under a stream of direct sends. Where the
  * backend cannot write from another thread (IOCP), the same traffic must
  * flow with no direct write at all. */
+
 #include <uv.h>
 
 #include "backend.h"
@@ -126,19 +127,12 @@ static bool order_pause(unsigned i)
     return i % 16 < 10;
 }
 
-static void wait_us(unsigned us)
-{
-    uint64_t until = uv_hrtime() + (uint64_t)us * 1000u;
-    while (uv_hrtime() < until)
-        ;
-}
-
 static void order_sender(void *arg)
 {
     void *s = arg;
     for (unsigned i = 0; i < ORDER_MESSAGES; i++) {
         if (order_pause(i)) {
-            wait_us(i % 3 == 0 ? 300 : 20);
+            zl_test_wait_us(i % 3 == 0 ? 300 : 20);
             char none;
             ck_assert_int_eq(zlink_recv(s, &none, 1, ZLINK_DONTWAIT), -1);
         }

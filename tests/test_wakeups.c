@@ -26,17 +26,6 @@ static const unsigned gaps_us[] = {0, 2, 9, 12, 28, 35, 200, 3000};
 #define GAP_COUNT (sizeof gaps_us / sizeof gaps_us[0])
 #define ROUNDS 3 /* each gap, this many times */
 
-static void wait_us(unsigned us)
-{
-    if (us >= 1000) {
-        zl_test_sleep_ms((int)(us / 1000));
-        return;
-    }
-    uint64_t until = uv_hrtime() + (uint64_t)us * 1000u;
-    while (uv_hrtime() < until)
-        ;
-}
-
 typedef struct sender_args {
     void *socket;
     unsigned seed;
@@ -50,7 +39,7 @@ static void gap_sender(void *arg)
     unsigned n = 0;
     for (int round = 0; round < ROUNDS; round++)
         for (size_t g = 0; g < GAP_COUNT; g++) {
-            wait_us(gaps_us[g]);
+            zl_test_wait_us(gaps_us[g]);
             zt_send_part(a->socket, 64, a->seed + n++, 0);
         }
 }

@@ -28,6 +28,17 @@ void zl_test_sleep_ms(int ms)
     uv_sleep((unsigned)ms);
 }
 
+void zl_test_wait_us(unsigned us)
+{
+    if (us >= 1000) {
+        zl_test_sleep_ms((int)(us / 1000));
+        return;
+    }
+    uint64_t until = uv_hrtime() + (uint64_t)us * 1000u;
+    while (uv_hrtime() < until)
+        ;
+}
+
 bool zl_test_wait_until(zl_test_cond done, void *arg, int timeout_ms)
 {
     uint64_t deadline = zl_test_now_ms() + (uint64_t)timeout_ms;

@@ -16,6 +16,10 @@ uint64_t zl_test_now_ms(void);
 /* Sleeps for a duration. Not for waiting on something to happen: use the
  * waits below, which end as soon as it has. */
 void zl_test_sleep_ms(int ms);
+/* Waits about us microseconds without leaving the CPU below a millisecond,
+ * where a sleep would take far longer; sleeps above it. For pacing a
+ * sender, not for waiting on something to happen. */
+void zl_test_wait_us(unsigned us);
 
 /* Asks done(arg) until it says true or timeout_ms have passed, napping a
  * millisecond between asks; returns its last answer. For conditions no
