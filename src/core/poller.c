@@ -113,6 +113,7 @@ void zl_poll_links_init(zl_poll_links *links)
 {
     uv_mutex_init(&links->lock);
     atomic_init(&links->count, 0);
+    atomic_init(&links->notified, 0);
     links->items = NULL;
     links->capacity = 0;
 }
@@ -128,6 +129,7 @@ void zl_poller_notify(zl_socket *s)
     zl_poll_links *links = &s->pollers;
     if (atomic_load_explicit(&links->count, memory_order_acquire) == 0)
         return;
+    atomic_fetch_add_explicit(&links->notified, 1, memory_order_release);
     uv_mutex_lock(&links->lock);
     int n = atomic_load_explicit(&links->count, memory_order_relaxed);
     for (int i = 0; i < n; i++)
@@ -179,9 +181,16 @@ void zl_poller_recheck(zl_socket *s)
      * without the lock. Only a signaler that was given out must follow
      * the list at once; a wait drops what is no longer ready by itself.
      * Events before the lock: taking commands in may signal other sockets,
-     * whose notify must not wait on a lock held here. */
+     * whose notify must not wait on a lock held here. A signal that comes
+     * between that look and the lock finds the item still queued and
+     * leaves it so; the item must then stay queued, or the message that
+     * signal announced leaves the handle unreadable. The count tells:
+     * a signal's increment comes before its lock, so one that the look
+     * may have missed shows under the lock. */
     int events = -1;
     zl_poll_links *links = &s->pollers;
+    unsigned notified =
+        atomic_load_explicit(&links->notified, memory_order_acquire);
     int n = atomic_load_explicit(&links->count, memory_order_relaxed);
     for (int i = 0; i < n; i++) {
         zl_poller_item *item = links->items[i];
@@ -191,7 +200,9 @@ void zl_poller_recheck(zl_socket *s)
         if (events < 0)
             events = zl_socket_events(s);
         uv_mutex_lock(&p->lock);
-        if (events & item->events) {
+        if ((events & item->events) ||
+            atomic_load_explicit(&links->notified, memory_order_relaxed) !=
+                notified) {
             queue_locked(p, item);
         } else {
             unqueue_locked(p, item);

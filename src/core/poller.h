@@ -17,6 +17,9 @@ struct zl_poller_item;
 typedef struct zl_poll_links {
     uv_mutex_t lock;
     atomic_int count; /* lets a signal skip the lock while no poller watches */
+    /* Counts the signals, so that a recheck can tell that one came while
+     * it looked at the socket's events (zl_poller_recheck). */
+    atomic_uint notified;
     struct zl_poller_item **items;
     size_t capacity;
 } zl_poll_links;
