@@ -80,7 +80,8 @@ static void *open_socket(void *ctx, int type, const char *routing_id)
     zl_test_set_int(socket, ZLINK_LINGER, 0);
     /* A JeroMQ connector now and then reads our greeting and never sends
      * its own; it does so to libzmq too. Closing such a connection early
-     * makes the peer connect again, well inside its own timeouts. */
+     * makes the peer connect again, well inside its own timeouts, when it
+     * still polls its socket (ci/test.sh retries the stacks when not). */
     zl_test_set_int(socket, ZLINK_HANDSHAKE_IVL, 2000);
     if (type == ZLINK_ROUTER) {
         /* Sending to a peer that has not connected yet must fail with

@@ -12,7 +12,6 @@
 #include <stdlib.h>
 #include <time.h>
 #include <unistd.h>
-#include <uv.h>
 
 static struct zl_posix_io *io_of(struct zl_link *node)
 {
