@@ -142,6 +142,22 @@ void zl_handle_write(zl_handle *h, zl_op *op, const zl_iovec *iov, int n);
  * go through its loop (IOCP) sets ZL_BACKEND_TRY_WRITE to 0 and returns
  * -ENOTSUP. */
 int64_t zl_handle_try_write(zl_handle *h, const zl_iovec *iov, int n);
+/* The application thread's own reads (DESIGN.md §5), where the backend
+ * sets ZL_BACKEND_TRY_READ; elsewhere both return -ENOTSUP and do nothing.
+ *
+ * zl_handle_try_read: reads (or with peek, copies without taking) what the
+ * socket holds, up to len, without blocking, from any thread. The caller
+ * makes sure that no other thread reads h meanwhile and that h stays open.
+ * Returns the bytes, 0 at the end of the stream, or -errno (-EAGAIN:
+ * none).
+ *
+ * zl_handle_watch_input: while watched, input on h does not wake the
+ * loop's thread: another thread waits for it (zl_handle_os_socket) and
+ * reads it. Once no longer watched, input that is waiting is reported to
+ * the loop at once, as if it had just come. From any thread, while h
+ * stays open. */
+int64_t zl_handle_try_read(zl_handle *h, void *buf, size_t len, bool peek);
+int zl_handle_watch_input(zl_handle *h, bool watched);
 /* Every pending op completes with ZL_ECANCELED. */
 void zl_handle_cancel(zl_handle *h);
 /* Cancels pending ops and closes the socket. The handle memory is released

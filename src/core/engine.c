@@ -11,6 +11,7 @@
  *   HANDSHAKE ──peer's socket type rejected──► FAILING ──ERROR out──► CLOSED
  *   any state ──failure, timeout, the FIN, destroy──► CLOSED
  */
+#include "direct_recv.h"
 #include "direct_send.h"
 #include "engine_private.h"
 
@@ -74,6 +75,11 @@ static void close_connection(zl_engine *e, bool protocol)
         /* Before the handle closes: the socket's thread may be writing. */
         zl_direct_port_shut(e->direct_port);
         e->direct_port = NULL;
+    }
+    if (e->recv_port) {
+        /* Before the handle closes: the socket's thread may watch it. */
+        zl_recv_port_shut(e->recv_port);
+        e->recv_port = NULL;
     }
     if (e->stream) {
         zl_stream_close(e->stream);

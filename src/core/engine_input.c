@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include "direct_recv.h"
 #include "engine_private.h"
 
 /* The read buffer. A full read is followed by another at once (the backend
@@ -267,7 +268,10 @@ void zl_engine_read_completed(zl_engine *e, int status, size_t bytes)
     if (status != 0)
         zl_engine_fail_io(e, status);
     else if (was == ZL_READ_PROBE) {
-        /* Readable now (data or the FIN): read into a buffer. */
+        /* Readable now (data or the FIN): read into a buffer, unless the
+         * socket's thread reads it (it wakes us after). */
+        if (e->recv_port && !zl_recv_port_close(e->recv_port))
+            return;
         if (acquire_in_buf(e))
             zl_engine_start_read(e);
         else
@@ -276,6 +280,27 @@ void zl_engine_read_completed(zl_engine *e, int status, size_t bytes)
         zl_engine_fail_io(e, ZL_EOF);
     else
         read_done(e, bytes);
+}
+
+/* Waiting for input with nothing buffered, between two messages, on a
+ * plain ZMTP stream: the socket's thread may read the next message itself
+ * (direct_recv.h). Not while heartbeats or the peer's TTL time the input:
+ * what that thread reads would not count as traffic. */
+static void open_recv_port(zl_engine *e)
+{
+    if (!ZL_BACKEND_TRY_READ || e->state != ZL_ENGINE_ACTIVE || !e->session ||
+        e->routing_id_first || !zl_direct_recv_fits(e->socket_type) ||
+        e->heartbeat_ivl > 0 || zl_timer_active(&e->heartbeat_deadline) ||
+        !zl_decoder_at_message_start(&e->decoder))
+        return;
+    zl_handle *handle = zl_stream_plain_handle(e->stream);
+    if (!handle)
+        return;
+    if (!e->recv_port)
+        e->recv_port = zl_session_recv_port(e->session);
+    if (e->recv_port)
+        zl_recv_port_open(e->recv_port, handle, e->metadata,
+                          e->decoder.max_msg_size);
 }
 
 /* Submits the next read, unless input is stopped. Whether it costs a
@@ -316,16 +341,23 @@ void zl_engine_start_read(zl_engine *e)
     e->read_len = e->read_direct + buffered;
     e->read_state = probe ? ZL_READ_PROBE : ZL_READ_PENDING;
     e->pending_ops++;
+    if (probe)
+        open_recv_port(e);
     zl_stream_readv(e->stream, &e->read_op, iov, n);
 }
 
 /* The pipe has room again: hand it the stalled part, decode what the read
  * buffer still holds, then read on. Never a speculative read first
- * (DESIGN.md §1). */
+ * (DESIGN.md §1). The same ACTIVATE_WRITE wakes an engine that waited
+ * without a read while the socket's thread read the connection
+ * (direct_recv.h). */
 void zl_engine_resume_input(zl_engine *e)
 {
-    if (!e->input_stopped)
+    if (!e->input_stopped) {
+        /* Idle since the socket's thread read the connection: read on. */
+        zl_engine_start_read(e);
         return;
+    }
     if (!zl_session_push(e->session, &e->stalled))
         return; /* still full; the next activation tries again */
     zlink_msg_init(&e->stalled);

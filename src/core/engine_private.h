@@ -148,6 +148,9 @@ struct zl_engine {
     /* Where the socket's thread writes small messages itself while our
      * output is idle (direct_send.h); NULL until first opened. */
     struct zl_direct_port *direct_port;
+    /* Where the socket's thread reads the connection itself while we wait
+     * for input (direct_recv.h); NULL until first opened. */
+    struct zl_recv_port *recv_port;
     /* Our own greeting and commands, queued for the next write; NULL when
      * none. */
     uint8_t *commands;

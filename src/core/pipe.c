@@ -9,6 +9,7 @@
 
 #include "atomics.h"
 #include "cache_line.h"
+#include "direct_recv.h"
 #include "direct_send.h"
 #include "fast_tls.h"
 #include "msg.h"
@@ -172,6 +173,9 @@ struct zl_pipe_shared {
     /* The socket's direct writes into the session's connection; unused
      * between two sockets (inproc). */
     zl_direct_port port;
+    /* The socket's own reads of the session's connection; unused between
+     * two sockets too. */
+    zl_recv_port recv_port;
     char gap2[ZL_CACHE_LINE];
     struct zl_msg_queue a_to_b, b_to_a;
 };
@@ -254,6 +258,7 @@ int zl_pipe_pair(zl_pipe **a, zl_pipe **b, int a_to_b_hwm, int b_to_a_hwm)
         goto free_b_to_a;
     atomic_init(&s->refs, 2);
     zl_direct_port_init(&s->port);
+    zl_recv_port_init(&s->recv_port);
     end_init(&s->a, s, &s->b, &s->b_to_a, &s->a_to_b);
     end_init(&s->b, s, &s->a, &s->a_to_b, &s->b_to_a);
     *a = &s->a;
@@ -721,6 +726,16 @@ bool zl_pipe_send(zl_pipe *p, zlink_msg_t *msg, bool first_part)
     if (!p->in_message && !(p->peer_is_session && send_direct(p)))
         publish(p);
     return true;
+}
+
+zl_recv_port *zl_pipe_recv_port(zl_pipe *p)
+{
+    return &p->shared->recv_port;
+}
+
+void zl_pipe_wake_writer(zl_pipe *p)
+{
+    send_cmd(p->peer, ZL_CMD_ACTIVATE_WRITE);
 }
 
 zl_direct_port *zl_pipe_direct_port(zl_pipe *p)

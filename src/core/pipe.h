@@ -147,6 +147,13 @@ bool zl_pipe_send(zl_pipe *p, zlink_msg_t *msg, bool first_part);
 /* The port through which the socket's end writes straight into the
  * session's connection (direct_send.h), for the session's end to open. */
 struct zl_direct_port *zl_pipe_direct_port(zl_pipe *p);
+/* The port through which the socket's end reads the session's connection
+ * itself (direct_recv.h), for the session's end to open. */
+struct zl_recv_port *zl_pipe_recv_port(zl_pipe *p);
+/* The reader's end: sends the writer ACTIVATE_WRITE, whatever the queue
+ * holds (the engine, idle while the socket's thread read its connection,
+ * reads again). */
+void zl_pipe_wake_writer(zl_pipe *p);
 /* Drops the parts of an unfinished multipart message. */
 void zl_pipe_rollback(zl_pipe *p);
 

@@ -41,6 +41,11 @@ struct zl_direct_port *zl_session_direct_port(zl_session *s)
     return s->pipe ? zl_pipe_direct_port(s->pipe) : NULL;
 }
 
+struct zl_recv_port *zl_session_recv_port(zl_session *s)
+{
+    return s->pipe ? zl_pipe_recv_port(s->pipe) : NULL;
+}
+
 /* ---- the pipe ---- */
 
 /* Pipe HWMs between socket and session: SNDHWM limits what the socket

@@ -93,6 +93,9 @@ struct zl_socket *zl_session_socket(zl_session *s);
 /* The port of the pipe to the socket (direct_send.h); NULL while there is
  * no pipe. */
 struct zl_direct_port *zl_session_direct_port(zl_session *s);
+/* The pipe's port for the socket's own reads (direct_recv.h); NULL while
+ * there is no pipe. */
+struct zl_recv_port *zl_session_recv_port(zl_session *s);
 /* The endpoint as the application wrote it, for monitor events. */
 const char *zl_session_endpoint(const zl_session *s);
 

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "ctx.h"
+#include "direct_recv.h"
 #include "direct_send.h"
 #include "monitor.h"
 #include "msg.h"
@@ -292,6 +293,41 @@ static int sleep_for_command(zl_socket *s, int wait_ms)
     return rc;
 }
 
+/* A blocking receive on a socket with one connection, which its type
+ * takes messages from as they come, reads that connection itself while it
+ * waits, when the engine has opened the port (direct_recv.h): sleeping as
+ * sleep_for_command does, on its sleeper and on the connection at once.
+ * Not under CONFLATE, whose session may hold an older message for the
+ * pipe. Returns 1 with a message in msg, 0 when it waited (woken, or
+ * wait_ms passed), or -1 when it did not wait. */
+static int wait_reading_connection(zl_socket *s, zlink_msg_t *msg, int wait_ms)
+{
+    if (!ZL_BACKEND_TRY_READ || s->pipe_count != 1 || s->rcvmore ||
+        !s->pipes[0]->peer_is_session ||
+        !zl_direct_recv_fits(s->options.type) ||
+        zl_options_conflates(&s->options))
+        return -1;
+    zl_pipe *p = s->pipes[0];
+    zl_recv_port *port = zl_pipe_recv_port(p);
+    zl_sleeper *w = &s->own_sleeper;
+    if (!zl_recv_port_watch(port, w))
+        return -1;
+    zl_recv_result r = ZL_RECV_WOKEN; /* a command came meanwhile */
+    zl_socket_set_sleeper(s, w);
+    zl_socket_sleepers_set();
+    if (!zl_socket_commands_pending(s)) {
+        zl_mailbox_set_sleeper_cpu(&s->mailbox, zl_thread_cpu());
+        r = zl_recv_port_wait(port, w, wait_ms, msg);
+        zl_mailbox_set_sleeper_cpu(&s->mailbox, -1);
+        if (r == ZL_RECV_WOKEN)
+            zl_sleeper_woken(w);
+    }
+    zl_socket_set_sleeper(s, NULL);
+    if (zl_recv_port_unwatch(port, r == ZL_RECV_FOR_ENGINE))
+        zl_pipe_wake_writer(p);
+    return r == ZL_RECV_MESSAGE ? 1 : 0;
+}
+
 int zl_socket_process_commands(zl_socket *s, int wait_ms)
 {
     if (zl_ctx_terminating(s->ctx)) {
@@ -535,6 +571,15 @@ static int retry_or_wait(zl_socket *s, int (*op)(zl_socket *, zlink_msg_t *),
         } else if (wait == 0) {
             errno = EAGAIN;
             return -1;
+        }
+        if (blocking_receive && !paced) {
+            int read = wait_reading_connection(s, msg, wait);
+            if (read > 0) {
+                adapt_spin(s, uv_hrtime() - started);
+                return 0;
+            }
+            if (read == 0)
+                wait = 0; /* it waited: take in what woke it */
         }
         /* A paced wait that ends without a command is no failure. */
         if (zl_socket_process_commands(s, wait) != 0 &&

@@ -9,6 +9,8 @@
 #define ZL_BACKEND_NAME "epoll"
 /* zl_handle_try_write works from any thread. */
 #define ZL_BACKEND_TRY_WRITE 1
+/* zl_handle_try_read and zl_handle_watch_input work from any thread. */
+#define ZL_BACKEND_TRY_READ 1
 
 struct zl_signaler {
     int fd; /* eventfd */

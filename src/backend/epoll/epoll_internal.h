@@ -11,6 +11,9 @@
 
 /* poller.c: the edges of a handle. */
 void zl_epoll_handle_event(zl_handle *h, uint32_t events);
+/* interest.c: the loop's thread's write on h waits for EPOLLOUT (or no
+ * longer does), which h's registration must then include. */
+void zl_epoll_output_waits(zl_handle *h, bool waits);
 /* listener.c */
 void zl_epoll_listener_event(zl_listener *l, uint32_t events);
 

@@ -53,6 +53,8 @@ int zl_poller_register(struct zl_posix_io *io)
         ev.events |= EPOLLOUT | EPOLLRDHUP;
     if (epoll_ctl(io->loop->poller.epoll_fd, EPOLL_CTL_ADD, io->fd, &ev) != 0)
         return -errno;
+    if (io->kind == ZL_POSIX_HANDLE)
+        ((zl_handle *)io)->interest = ev.events;
     io->registered = true;
     return 0;
 }

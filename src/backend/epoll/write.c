@@ -15,8 +15,11 @@ void zl_poller_write_ready(zl_handle *h)
         /* EAGAIN or a partial write: the kernel reports EPOLLOUT once the
          * send buffer drains. */
         h->writable = false;
+        zl_epoll_output_waits(h, true);
         return;
     }
+    if (h->output_waits)
+        zl_epoll_output_waits(h, false);
     h->write_op = NULL;
     zl_posix_complete(&h->io, op, rc < 0 ? rc : 0, op->impl.bytes);
 }

@@ -9,6 +9,8 @@
 
 /* Writes go through the port and its completions (zl_handle_try_write). */
 #define ZL_BACKEND_TRY_WRITE 0
+/* Reads complete on the port; no other thread takes them. */
+#define ZL_BACKEND_TRY_READ 0
 
 /* Called on the loop thread when the kernel (or the deferred list) reports
  * the op's current step done; decides whether the op continues or completes.

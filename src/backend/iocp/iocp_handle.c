@@ -182,3 +182,19 @@ int64_t zl_handle_try_write(zl_handle *h, const zl_iovec *iov, int n)
     (void)n;
     return -ENOTSUP;
 }
+
+int64_t zl_handle_try_read(zl_handle *h, void *buf, size_t len, bool peek)
+{
+    (void)h;
+    (void)buf;
+    (void)len;
+    (void)peek;
+    return -ENOTSUP;
+}
+
+int zl_handle_watch_input(zl_handle *h, bool watched)
+{
+    (void)h;
+    (void)watched;
+    return -ENOTSUP;
+}

@@ -81,3 +81,12 @@ void zl_poller_read_ready(zl_handle *h)
         finish_read(h, -errno, 0);
     }
 }
+
+/* Not yet on kqueue (ZL_BACKEND_TRY_READ 0): it would disable EVFILT_READ
+ * while another thread watches the input. */
+int zl_handle_watch_input(zl_handle *h, bool watched)
+{
+    (void)h;
+    (void)watched;
+    return -ENOTSUP;
+}

@@ -48,7 +48,14 @@ struct zl_handle {
     bool input_ended;
     bool connecting;
     bool write_armed; /* kqueue: a one-shot EVFILT_WRITE is registered */
-    int eof_error;    /* kqueue: the socket error EV_EOF carried, if any */
+    /* epoll: the events h is registered for, and why (epoll/interest.c).
+     * The lock orders the loop's thread, whose waiting write wants
+     * EPOLLOUT, against a thread that watches the input. */
+    atomic_bool interest_lock;
+    bool input_watched;
+    bool output_waits;
+    uint32_t interest;
+    int eof_error; /* kqueue: the socket error EV_EOF carried, if any */
 };
 
 struct zl_listener {

@@ -55,6 +55,12 @@ void zl_decoder_destroy(zl_decoder *d)
     d->state = DECODER_FAILED;
 }
 
+bool zl_decoder_at_message_start(const zl_decoder *d)
+{
+    return d->state == DECODING_HEADER && d->header_have == 0 &&
+           d->msg_parts == 0;
+}
+
 /* A data frame of size bytes ends: the message in progress goes on after
  * it (MORE) or is complete. Commands are not parts of a message. */
 static void count_part(zl_decoder *d, uint8_t frame_flags, uint64_t size)

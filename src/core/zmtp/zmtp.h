@@ -109,6 +109,8 @@ void zl_decoder_init(zl_decoder *d, int64_t max_msg_size);
 /* The most parts a message may have (-1: no limit). */
 void zl_decoder_set_max_parts(zl_decoder *d, int64_t max_msg_parts);
 void zl_decoder_destroy(zl_decoder *d);
+/* Between two messages: no frame begun, and no part of a message taken. */
+bool zl_decoder_at_message_start(const zl_decoder *d);
 /* Decodes at most one frame from data[0..len). Sets *consumed. On
  * ZL_DECODE_FRAME, *out is overwritten (it must not hold a live message)
  * with a new message the caller owns; message flags carry ZL_MSG_MORE and

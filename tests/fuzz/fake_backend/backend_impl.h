@@ -10,6 +10,7 @@ struct zl_fake_io;
 
 /* Every write goes through the fake loop, where the fuzzer sees it. */
 #define ZL_BACKEND_TRY_WRITE 0
+#define ZL_BACKEND_TRY_READ 0
 
 struct zl_op_impl {
     zl_op *next;           /* completion queue link */

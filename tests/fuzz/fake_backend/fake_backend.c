@@ -514,6 +514,22 @@ int64_t zl_handle_try_write(zl_handle *h, const zl_iovec *iov, int n)
     return -ENOTSUP;
 }
 
+int64_t zl_handle_try_read(zl_handle *h, void *buf, size_t len, bool peek)
+{
+    (void)h;
+    (void)buf;
+    (void)len;
+    (void)peek;
+    return -ENOTSUP;
+}
+
+int zl_handle_watch_input(zl_handle *h, bool watched)
+{
+    (void)h;
+    (void)watched;
+    return -ENOTSUP;
+}
+
 /* ---- listeners ---- */
 
 int zl_listener_open(zl_loop *loop, const zl_addr *addr, int backlog,

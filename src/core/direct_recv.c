@@ -1,0 +1,229 @@
+/* direct_recv.c — the port through which a socket's thread, waiting in a
+ * blocking receive, reads a small message from its connection itself
+ * (direct_recv.h). */
+#include "direct_recv.h"
+
+#include <string.h>
+
+#include "metadata.h"
+#include "msg.h"
+#include "sleeper.h"
+#include "zmtp/zmtp.h"
+
+/* Who reads the connection. The owner is in the low bits: only the engine
+ * moves it to OPEN or CLOSED from CLOSED or OPEN, and only the socket's
+ * thread moves it out of OPEN to WATCHED, to TAKEN and back, and out of
+ * WATCHED again. The flags tell the socket's thread what happened
+ * meanwhile. */
+enum {
+    CLOSED = 0,  /* the engine reads (or there is no connection) */
+    OPEN = 1,    /* the engine waits for input with nothing buffered */
+    WATCHED = 2, /* the socket's thread waits for the input itself */
+    TAKEN = 3,   /* ... and reads a message */
+    OWNER = 3,
+    /* The engine's probe completed while the socket's thread watched: the
+     * engine reads nothing until it is woken. */
+    ENGINE_IDLE = 4,
+    /* The engine closes the connection: the socket's thread lets go. */
+    SHUT = 8
+};
+
+static atomic_uint recvs_total;
+
+unsigned zl_direct_recvs_total(void)
+{
+    return (unsigned)atomic_load_explicit(&recvs_total, memory_order_relaxed);
+}
+
+void zl_recv_port_init(zl_recv_port *port)
+{
+    memset(port, 0, sizeof *port);
+    atomic_init(&port->state, CLOSED);
+}
+
+/* ---- the engine's thread ---- */
+
+void zl_recv_port_open(zl_recv_port *port, zl_handle *handle,
+                       struct zl_metadata *metadata, int64_t max_msg_size)
+{
+    /* Acquire: the socket's thread is done with the fields. */
+    if (atomic_load_explicit(&port->state, memory_order_acquire) != CLOSED)
+        return; /* the socket's thread still lets go of the last opening */
+    port->handle = handle;
+    if (port->metadata != metadata) {
+        if (port->metadata)
+            zl_metadata_release(port->metadata);
+        if (metadata)
+            zl_metadata_addref(metadata, 1);
+        port->metadata = metadata;
+    }
+    port->max_msg_size = max_msg_size;
+    /* Release: a thread that sees OPEN sees the fields. */
+    atomic_store_explicit(&port->state, OPEN, memory_order_release);
+}
+
+bool zl_recv_port_close(zl_recv_port *port)
+{
+    int s = atomic_load_explicit(&port->state, memory_order_acquire);
+    for (;;) {
+        int next = (s & OWNER) == CLOSED ? s
+                   : (s & OWNER) == OPEN ? CLOSED
+                                         : s | ENGINE_IDLE;
+        if (next == s || atomic_compare_exchange_weak_explicit(
+                             &port->state, &s, next, memory_order_acq_rel,
+                             memory_order_acquire))
+            return (next & OWNER) == CLOSED;
+    }
+}
+
+void zl_recv_port_shut(zl_recv_port *port)
+{
+    int s = atomic_load_explicit(&port->state, memory_order_acquire);
+    bool woken = false;
+    for (;;) {
+        int owner = s & OWNER;
+        if (owner == CLOSED)
+            break;
+        if (owner == OPEN) {
+            if (atomic_compare_exchange_weak_explicit(&port->state, &s, CLOSED,
+                                                      memory_order_acq_rel,
+                                                      memory_order_acquire))
+                break;
+            continue;
+        }
+        /* The socket's thread watches or reads: it lets go once it sees
+         * SHUT, woken from its sleep by its sleeper. It never waits for
+         * this thread meanwhile, so this wait is short. */
+        if (!(s & SHUT) && !atomic_compare_exchange_weak_explicit(
+                               &port->state, &s, s | SHUT, memory_order_acq_rel,
+                               memory_order_acquire))
+            continue;
+        if (!woken) {
+            zl_sleeper_raise(port->sleeper);
+            woken = true;
+        }
+        zl_thread_yield();
+        s = atomic_load_explicit(&port->state, memory_order_acquire);
+    }
+    port->handle = NULL;
+    if (port->metadata)
+        zl_metadata_release(port->metadata);
+    port->metadata = NULL;
+}
+
+/* ---- the socket's thread ---- */
+
+bool zl_recv_port_watch(zl_recv_port *port, struct zl_sleeper *w)
+{
+    int s = OPEN;
+    if (atomic_load_explicit(&port->state, memory_order_relaxed) != OPEN)
+        return false;
+    port->sleeper = w; /* published by the exchange */
+    if (!atomic_compare_exchange_strong_explicit(&port->state, &s, WATCHED,
+                                                 memory_order_acq_rel,
+                                                 memory_order_relaxed))
+        return false;
+    /* Should the registration fail, the loop's thread is woken too: its
+     * probe then finds the port watched and waits, as it may anyway. */
+    zl_handle_watch_input(port->handle, true);
+    return true;
+}
+
+/* The body size of a whole single-part data frame at the start of the n
+ * bytes at b, and its header's size; false for anything the engine must
+ * read (a command, MORE, reserved flags, a frame larger than MAXMSGSIZE or
+ * than the bytes at hand). */
+static bool whole_data_frame(const uint8_t *b, size_t n, int64_t max_msg_size,
+                             size_t *header, size_t *size)
+{
+    if (n < 2 || (b[0] & ~ZL_FRAME_LONG) != 0)
+        return false;
+    uint64_t body = b[1];
+    size_t head = 2;
+    if (b[0] & ZL_FRAME_LONG) {
+        if (n < ZL_FRAME_HEADER_MAX)
+            return false;
+        body = 0;
+        for (size_t i = 1; i < ZL_FRAME_HEADER_MAX; i++)
+            body = (body << 8) | b[i];
+        head = ZL_FRAME_HEADER_MAX;
+    }
+    if (body > n - head || (max_msg_size >= 0 && body > (uint64_t)max_msg_size))
+        return false;
+    *header = head;
+    *size = (size_t)body;
+    return true;
+}
+
+/* The input is readable: reads one message into msg when the port is
+ * still ours and the message is one we take. Looks first (MSG_PEEK), so
+ * that whatever we do not take stays in the socket, whole, for the
+ * engine. */
+static zl_recv_result take_message(zl_recv_port *port, zlink_msg_t *msg)
+{
+    int s = WATCHED;
+    if (!atomic_compare_exchange_strong_explicit(&port->state, &s, TAKEN,
+                                                 memory_order_acq_rel,
+                                                 memory_order_acquire) &&
+        !((s & ~ENGINE_IDLE) == WATCHED &&
+          atomic_compare_exchange_strong_explicit(
+              &port->state, &s, TAKEN | ENGINE_IDLE, memory_order_acq_rel,
+              memory_order_acquire)))
+        return ZL_RECV_WOKEN; /* SHUT: the engine wants the port */
+    uint8_t buf[ZL_DIRECT_RECV_MAX + ZL_FRAME_HEADER_MAX];
+    zl_recv_result result = ZL_RECV_FOR_ENGINE;
+    int64_t n = zl_handle_try_read(port->handle, buf, sizeof buf, true);
+    size_t header, size;
+    if (n == -EAGAIN) {
+        result = ZL_RECV_WOKEN; /* nothing after all: look again */
+    } else if (n > 0 &&
+               whole_data_frame(buf, (size_t)n, port->max_msg_size, &header,
+                                &size) &&
+               zlink_msg_init_size(msg, size) == 0) {
+        memcpy(zlink_msg_data(msg), buf + header, size);
+        /* Takes what we looked at: no other thread reads the socket while
+         * the port is ours, so the bytes are the same. */
+        zl_handle_try_read(port->handle, buf, header + size, false);
+        if (port->metadata) {
+            zl_metadata_addref(port->metadata, 1);
+            zl_msg_set_metadata(msg, port->metadata);
+        }
+        atomic_fetch_add_explicit(&recvs_total, 1, memory_order_relaxed);
+        result = ZL_RECV_MESSAGE;
+    }
+    /* Back to WATCHED, keeping what the engine flagged meanwhile. */
+    atomic_fetch_sub_explicit(&port->state, TAKEN - WATCHED,
+                              memory_order_acq_rel);
+    return result;
+}
+
+zl_recv_result zl_recv_port_wait(zl_recv_port *port, struct zl_sleeper *w,
+                                 int timeout_ms, zlink_msg_t *msg)
+{
+    zl_os_pollfd fds[2] = {
+        {.fd = zl_sleeper_fd(w), .events = ZL_OS_POLLIN},
+        {.fd = zl_handle_os_socket(port->handle), .events = ZL_OS_POLLIN}};
+    int n = zl_os_poll(fds, 2, timeout_ms);
+    if (n == 0)
+        return ZL_RECV_TIMEOUT;
+    if (n < 0 || fds[0].revents)
+        return ZL_RECV_WOKEN; /* an interrupted poll looks again */
+    if (atomic_load_explicit(&port->state, memory_order_acquire) & SHUT)
+        return ZL_RECV_WOKEN;
+    return take_message(port, msg);
+}
+
+bool zl_recv_port_unwatch(zl_recv_port *port, bool for_engine)
+{
+    /* Before letting go: the handle stays open while the port is ours.
+     * Input that waits is reported to the loop's thread at once. */
+    zl_handle_watch_input(port->handle, false);
+    int s = atomic_load_explicit(&port->state, memory_order_acquire);
+    for (;;) {
+        int next = for_engine || (s & (ENGINE_IDLE | SHUT)) ? CLOSED : OPEN;
+        if (atomic_compare_exchange_weak_explicit(&port->state, &s, next,
+                                                  memory_order_acq_rel,
+                                                  memory_order_acquire))
+            return (s & ENGINE_IDLE) && !(s & SHUT);
+    }
+}

@@ -1,0 +1,100 @@
+/* direct_recv.h — the application thread reading a small message from its
+ * connection itself, while it waits for one in a blocking receive, instead
+ * of the I/O thread reading it and waking it (DESIGN.md §5).
+ *
+ * A port belongs to the pipe between a socket and its session, beside the
+ * direct-send port. Its engine opens it whenever it waits for input with
+ * nothing buffered, at a message boundary, on a plain ZMTP stream. The
+ * socket's thread, about to sleep in a receive that found nothing, may
+ * then watch the connection: the loop's thread is no longer woken by its
+ * input (zl_handle_watch_input), and the socket's thread sleeps on its own
+ * sleeper and on the connection at once. When input comes, it takes the
+ * message if it is a whole single-part data frame of at most
+ * ZL_DIRECT_RECV_MAX bytes. Anything else (commands, multipart messages,
+ * larger or incomplete frames, the end of the stream) stays in the socket
+ * for the engine, which reads it as it would have. One state word orders
+ * the two threads. */
+#ifndef ZL_DIRECT_RECV_H
+#define ZL_DIRECT_RECV_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "atomics.h"
+#include "backend.h"
+#include "zlink.h"
+
+struct zl_metadata;
+struct zl_sleeper;
+
+/* The largest body the socket's thread reads itself: the point is the
+ * latency of small messages, and its copy is made on the stack. */
+#define ZL_DIRECT_RECV_MAX 2048
+
+typedef struct zl_recv_port {
+    atomic_int state; /* direct_recv.c */
+    /* Set by the engine while it opens the port; the socket's thread reads
+     * them only while it watches. */
+    zl_handle *handle;
+    struct zl_metadata *metadata; /* one reference, the port's; or NULL */
+    int64_t max_msg_size;         /* MAXMSGSIZE; -1: none */
+    /* The watching thread's sleeper, which the engine raises when it must
+     * close the connection. */
+    struct zl_sleeper *sleeper;
+} zl_recv_port;
+
+void zl_recv_port_init(zl_recv_port *port);
+
+/* ---- the engine's thread ---- */
+
+/* The engine waits for input with a readiness probe, at a message
+ * boundary with nothing buffered: the socket's thread may watch. Takes a
+ * reference to metadata (given to each message read), kept until
+ * zl_recv_port_shut. */
+void zl_recv_port_open(zl_recv_port *port, zl_handle *handle,
+                       struct zl_metadata *metadata, int64_t max_msg_size);
+/* The engine's probe completed. True when the engine reads now (the port
+ * is closed); false while the socket's thread watches the input: the
+ * engine then waits, without a read, until the pipe's ACTIVATE_WRITE
+ * (zl_recv_port_unwatch) wakes it. */
+bool zl_recv_port_close(zl_recv_port *port);
+/* The connection closes: wakes a watching thread and waits until it has
+ * let go, then closes the port and drops its metadata. */
+void zl_recv_port_shut(zl_recv_port *port);
+
+/* ---- the socket's thread ---- */
+
+/* Starts watching the connection when the port is open; false otherwise.
+ * w is this thread's sleeper, which the engine raises to get the port
+ * back. */
+bool zl_recv_port_watch(zl_recv_port *port, struct zl_sleeper *w);
+
+typedef enum zl_recv_result {
+    ZL_RECV_MESSAGE,   /* a message was read into msg */
+    ZL_RECV_WOKEN,     /* the sleeper was raised (consume it) */
+    ZL_RECV_TIMEOUT,   /* timeout_ms passed */
+    ZL_RECV_FOR_ENGINE /* the input is the engine's to read */
+} zl_recv_result;
+
+/* Watching: sleeps until the sleeper is raised, the connection has input,
+ * or timeout_ms passes (-1: no limit), then reads one message when it can. */
+zl_recv_result zl_recv_port_wait(zl_recv_port *port, struct zl_sleeper *w,
+                                 int timeout_ms, zlink_msg_t *msg);
+/* Stops watching. for_engine: the input waiting is the engine's (the
+ * port then stays closed until the engine opens it again). True when the
+ * engine's probe completed meanwhile: the caller then wakes the engine
+ * with the pipe's ACTIVATE_WRITE. */
+bool zl_recv_port_unwatch(zl_recv_port *port, bool for_engine);
+
+/* The socket types whose receive takes a connection's messages as they
+ * come, so that the socket's thread may read them itself. */
+static inline bool zl_direct_recv_fits(int socket_type)
+{
+    return socket_type == ZLINK_PAIR || socket_type == ZLINK_DEALER ||
+           socket_type == ZLINK_PULL;
+}
+
+/* Messages the socket's thread read itself since the start, for tests. */
+unsigned zl_direct_recvs_total(void);
+
+#endif
