@@ -169,13 +169,13 @@ static zl_recv_result take_message(zl_recv_port *port, zlink_msg_t *msg)
           atomic_compare_exchange_strong_explicit(
               &port->state, &s, TAKEN | ENGINE_IDLE, memory_order_acq_rel,
               memory_order_acquire)))
-        return ZL_RECV_WOKEN; /* SHUT: the engine wants the port */
+        return ZL_RECV_NOTHING; /* SHUT: the engine wants the port */
     uint8_t buf[ZL_DIRECT_RECV_MAX + ZL_FRAME_HEADER_MAX];
     zl_recv_result result = ZL_RECV_FOR_ENGINE;
     int64_t n = zl_handle_try_read(port->handle, buf, sizeof buf, true);
     size_t header, size;
     if (n == -EAGAIN) {
-        result = ZL_RECV_WOKEN; /* nothing after all: look again */
+        result = ZL_RECV_NOTHING; /* nothing after all: look again */
     } else if (n > 0 &&
                whole_data_frame(buf, (size_t)n, port->max_msg_size, &header,
                                 &size) &&
@@ -204,12 +204,13 @@ zl_recv_result zl_recv_port_wait(zl_recv_port *port, struct zl_sleeper *w,
         {.fd = zl_sleeper_fd(w), .events = ZL_OS_POLLIN},
         {.fd = zl_handle_os_socket(port->handle), .events = ZL_OS_POLLIN}};
     int n = zl_os_poll(fds, 2, timeout_ms);
-    if (n == 0)
-        return ZL_RECV_TIMEOUT;
-    if (n < 0 || fds[0].revents)
-        return ZL_RECV_WOKEN; /* an interrupted poll looks again */
-    if (atomic_load_explicit(&port->state, memory_order_acquire) & SHUT)
+    if (n > 0 && fds[0].revents)
         return ZL_RECV_WOKEN;
+    /* A timeout, an interrupted poll, or the engine's SHUT (which raised
+     * the sleeper too): look again. */
+    if (n <= 0 ||
+        (atomic_load_explicit(&port->state, memory_order_acquire) & SHUT))
+        return ZL_RECV_NOTHING;
     return take_message(port, msg);
 }
 

@@ -72,7 +72,7 @@ bool zl_recv_port_watch(zl_recv_port *port, struct zl_sleeper *w);
 typedef enum zl_recv_result {
     ZL_RECV_MESSAGE,   /* a message was read into msg */
     ZL_RECV_WOKEN,     /* the sleeper was raised (consume it) */
-    ZL_RECV_TIMEOUT,   /* timeout_ms passed */
+    ZL_RECV_NOTHING,   /* timeout_ms passed, or nothing to take after all */
     ZL_RECV_FOR_ENGINE /* the input is the engine's to read */
 } zl_recv_result;
 

@@ -173,11 +173,13 @@ struct zl_pipe_shared {
     /* The socket's direct writes into the session's connection; unused
      * between two sockets (inproc). */
     zl_direct_port port;
-    /* The socket's own reads of the session's connection; unused between
-     * two sockets too. */
-    zl_recv_port recv_port;
     char gap2[ZL_CACHE_LINE];
     struct zl_msg_queue a_to_b, b_to_a;
+    char gap3[ZL_CACHE_LINE];
+    /* The socket's own reads of the session's connection; unused between
+     * two sockets too. Last, away from the queues' counters: the engine
+     * writes it at each read. */
+    zl_recv_port recv_port;
 };
 
 /* The quick check's limit when not pacing. */

@@ -312,7 +312,7 @@ static int wait_reading_connection(zl_socket *s, zlink_msg_t *msg, int wait_ms)
     zl_sleeper *w = &s->own_sleeper;
     if (!zl_recv_port_watch(port, w))
         return -1;
-    zl_recv_result r = ZL_RECV_WOKEN; /* a command came meanwhile */
+    zl_recv_result r = ZL_RECV_NOTHING; /* a command came meanwhile */
     zl_socket_set_sleeper(s, w);
     zl_socket_sleepers_set();
     if (!zl_socket_commands_pending(s)) {
