@@ -174,6 +174,25 @@ static bool conflate(zl_session *s, zlink_msg_t *msg)
     return true;
 }
 
+static void flush_conflated(zl_session *s);
+
+/* A message comes while a conflated one still waits for room (the pipe
+ * took some back, but its ACTIVATE_WRITE has not come yet). The waiting
+ * one must never follow it into the pipe: a single-part message replaces
+ * it, the newest being what CONFLATE keeps; a multipart message waits
+ * behind it. False when msg must wait. */
+static bool settle_conflated(zl_session *s, const zlink_msg_t *msg)
+{
+    if (!(zl_msg_flags(msg) & ZL_MSG_MORE)) {
+        zlink_msg_close(&s->conflated);
+        zlink_msg_init(&s->conflated);
+        s->has_conflated = false;
+        return true;
+    }
+    flush_conflated(s);
+    return !s->has_conflated;
+}
+
 bool zl_session_push(zl_session *s, zlink_msg_t *msg)
 {
     if (!s->pipe || s->pipe->terminated) {
@@ -182,6 +201,8 @@ bool zl_session_push(zl_session *s, zlink_msg_t *msg)
         zlink_msg_init(msg);
         return true;
     }
+    if (s->has_conflated && !s->in_in_message && !settle_conflated(s, msg))
+        return false;
     if (!s->in_in_message && !zl_pipe_check_write(s->pipe))
         return conflate(s, msg);
     s->in_in_message = (zl_msg_flags(msg) & ZL_MSG_MORE) != 0;
