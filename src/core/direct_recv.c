@@ -4,6 +4,7 @@
 #include "direct_recv.h"
 
 #include <string.h>
+#include <uv.h>
 
 #include "metadata.h"
 #include "msg.h"
@@ -80,6 +81,7 @@ void zl_recv_port_shut(zl_recv_port *port)
 {
     int s = atomic_load_explicit(&port->state, memory_order_acquire);
     bool woken = false;
+    unsigned waits = 0;
     for (;;) {
         int owner = s & OWNER;
         if (owner == CLOSED)
@@ -102,7 +104,13 @@ void zl_recv_port_shut(zl_recv_port *port)
             zl_sleeper_raise(port->sleeper);
             woken = true;
         }
-        zl_thread_yield();
+        /* Yields first: the woken thread usually lets go within
+         * microseconds. One that is slow to run (preempted, stopped in a
+         * debugger) is waited for without taking a CPU. */
+        if (++waits < 64)
+            zl_thread_yield();
+        else
+            uv_sleep(1);
         s = atomic_load_explicit(&port->state, memory_order_acquire);
     }
     port->handle = NULL;
