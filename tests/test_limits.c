@@ -675,7 +675,11 @@ START_TEST(sndhwm_bounds_large_sends)
             accepted++;
             last = zl_test_now_ms();
         } else {
-            ck_assert_int_eq(zlink_errno(), EAGAIN);
+            /* The monitor hears of the handshake before the pipe reaches
+             * the socket (as with libzmq): until then the peer is
+             * unknown. */
+            if (accepted > 0 || zlink_errno() != EHOSTUNREACH)
+                ck_assert_int_eq(zlink_errno(), EAGAIN);
             zl_test_sleep_ms(5);
         }
     }
