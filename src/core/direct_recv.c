@@ -137,32 +137,6 @@ bool zl_recv_port_watch(zl_recv_port *port, struct zl_sleeper *w)
     return true;
 }
 
-/* The body size of a whole single-part data frame at the start of the n
- * bytes at b, and its header's size; false for anything the engine must
- * read (a command, MORE, reserved flags, a frame larger than MAXMSGSIZE or
- * than the bytes at hand). */
-static bool whole_data_frame(const uint8_t *b, size_t n, int64_t max_msg_size,
-                             size_t *header, size_t *size)
-{
-    if (n < 2 || (b[0] & ~ZL_FRAME_LONG) != 0)
-        return false;
-    uint64_t body = b[1];
-    size_t head = 2;
-    if (b[0] & ZL_FRAME_LONG) {
-        if (n < ZL_FRAME_HEADER_MAX)
-            return false;
-        body = 0;
-        for (size_t i = 1; i < ZL_FRAME_HEADER_MAX; i++)
-            body = (body << 8) | b[i];
-        head = ZL_FRAME_HEADER_MAX;
-    }
-    if (body > n - head || (max_msg_size >= 0 && body > (uint64_t)max_msg_size))
-        return false;
-    *header = head;
-    *size = (size_t)body;
-    return true;
-}
-
 /* The input is readable: reads one message into msg when the port is
  * still ours and the message is one we take. Looks first (MSG_PEEK), so
  * that whatever we do not take stays in the socket, whole, for the
@@ -185,8 +159,8 @@ static zl_recv_result take_message(zl_recv_port *port, zlink_msg_t *msg)
     if (n == -EAGAIN) {
         result = ZL_RECV_NOTHING; /* nothing after all: look again */
     } else if (n > 0 &&
-               whole_data_frame(buf, (size_t)n, port->max_msg_size, &header,
-                                &size) &&
+               zl_frame_whole_data(buf, (size_t)n, port->max_msg_size, &header,
+                                   &size) &&
                zlink_msg_init_size(msg, size) == 0) {
         memcpy(zlink_msg_data(msg), buf + header, size);
         /* Takes what we looked at: no other thread reads the socket while

@@ -16,7 +16,9 @@
  * The input: byte 0 seeds the read lengths, byte 1 picks the maximum
  * message size (ZLINK_MAXMSGSIZE), the rest is the stream. A stream that
  * starts with a valid greeting has its frames decoded after it, as the
- * engine does; any other is decoded from its first byte.
+ * engine does; any other is decoded from its first byte. The frames'
+ * start is also checked the way a blocking receive takes a small message
+ * itself (check_direct_take).
  *
  * Built by ci/test.sh's fuzz stage (-DZLINK_BUILD_FUZZ=ON, clang), which
  * runs a fixed number of inputs from a fixed seed, starting from the seeds
@@ -30,6 +32,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "direct_recv.h"
 #include "msg.h"
 #include "zmtp/zmtp.h"
 
@@ -242,6 +245,38 @@ static void take_greeting(feed *f)
     }
 }
 
+/* A socket's thread in a blocking receive takes a frame from a peek at
+ * the connection without the decoder (direct_recv.c), so the two must
+ * agree on the frames at a message's start: every frame it takes, the
+ * decoder decodes to the same single-part data message, and every such
+ * message that fits in the peek, it takes. */
+static void check_direct_take(const feed *f)
+{
+    const uint8_t *b = f->stream + f->pos;
+    size_t n = f->len - f->pos;
+    if (n > ZL_DIRECT_RECV_MAX + ZL_FRAME_HEADER_MAX)
+        n = ZL_DIRECT_RECV_MAX + ZL_FRAME_HEADER_MAX;
+    size_t header = 0, size = 0;
+    bool taken = zl_frame_whole_data(b, n, f->max_msg_size, &header, &size);
+
+    zl_decoder d;
+    zl_decoder_init(&d, f->max_msg_size);
+    zl_decoder_set_max_parts(&d, f->max_msg_parts);
+    size_t consumed = 0;
+    zlink_msg_t msg;
+    zl_decode_result r = zl_decoder_decode(&d, b, n, &consumed, &msg);
+    bool single_data = r == ZL_DECODE_FRAME &&
+                       !(zl_msg_flags(&msg) & (ZL_MSG_MORE | ZL_MSG_COMMAND));
+    if (taken != single_data)
+        fail_contract();
+    if (taken && (consumed != header + size || zlink_msg_size(&msg) != size ||
+                  memcmp(zlink_msg_data(&msg), b + header, size) != 0))
+        fail_contract();
+    if (r == ZL_DECODE_FRAME)
+        zlink_msg_close(&msg);
+    zl_decoder_destroy(&d);
+}
+
 /* ---- seeds: well-formed streams, for the fuzzer to start from ---- */
 
 static size_t put_frame(uint8_t *out, uint8_t flags, size_t size, uint8_t fill)
@@ -293,6 +328,22 @@ static void write_seeds(const char *dir)
     n += put_frame(buf + n, 0, ZL_DECODER_DIRECT_MIN + 1000, 'e');
     n += put_frame(buf + n, 0, 20000, 'f');
     write_seed(dir, "large_bodies", buf, n);
+
+    /* What a blocking receive takes itself: a frame of the largest size it
+     * takes, then a LONG header announcing a short body. */
+    n = 0;
+    buf[n++] = 5;
+    buf[n++] = 0;
+    n += put_frame(buf + n, 0, ZL_DIRECT_RECV_MAX, 'g');
+    write_seed(dir, "direct_largest", buf, n);
+    n = 2;
+    buf[n++] = ZL_FRAME_LONG;
+    memset(buf + n, 0, 7);
+    n += 7;
+    buf[n++] = 3;
+    memcpy(buf + n, "abc", 3);
+    n += 3;
+    write_seed(dir, "direct_long_header", buf, n);
 }
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
@@ -326,6 +377,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     for (size_t i = 0; i < HELD_MAX; i++)
         zlink_msg_init(&f.held[i]);
     take_greeting(&f);
+    check_direct_take(&f);
     decode_stream(&f);
     for (size_t i = 0; i < HELD_MAX; i++)
         if (i < f.held_count)

@@ -35,3 +35,25 @@ size_t zl_frame_header_encode(uint8_t *out, uint8_t flags, uint64_t size)
     }
     return ZL_FRAME_HEADER_MAX;
 }
+
+bool zl_frame_whole_data(const uint8_t *b, size_t n, int64_t max_msg_size,
+                         size_t *header, size_t *size)
+{
+    if (n < 2 || (b[0] & ~ZL_FRAME_LONG) != 0)
+        return false;
+    uint64_t body = b[1];
+    size_t head = 2;
+    if (b[0] & ZL_FRAME_LONG) {
+        if (n < ZL_FRAME_HEADER_MAX)
+            return false;
+        body = 0;
+        for (size_t i = 1; i < ZL_FRAME_HEADER_MAX; i++)
+            body = (body << 8) | b[i];
+        head = ZL_FRAME_HEADER_MAX;
+    }
+    if (body > n - head || (max_msg_size >= 0 && body > (uint64_t)max_msg_size))
+        return false;
+    *header = head;
+    *size = (size_t)body;
+    return true;
+}
