@@ -61,11 +61,13 @@ enum pattern {
     PAT_DEALER_ROUTER,
     PAT_ROUTER_ROUTER,
     PAT_ROUTER_ROUTER_POLL,
+    PAT_REQ_REP, /* latency only: libzmq's perf/local_lat and remote_lat */
     PAT_COUNT
 };
 static const char *const pattern_names[PAT_COUNT] = {
     "PAIR",          "PUBSUB",        "DEALER_DEALER",
-    "DEALER_ROUTER", "ROUTER_ROUTER", "ROUTER_ROUTER_POLL"};
+    "DEALER_ROUTER", "ROUTER_ROUTER", "ROUTER_ROUTER_POLL",
+    "REQ_REP"};
 
 /* tls: zlink's TLS (certificates from $ZLINK_BENCH_TLS_CERTS, as
  * tests/tls/make_certs.sh makes them); curve: libzmq's CURVE over tcp, the
@@ -112,7 +114,7 @@ struct config {
     long stall_ms;
     long handshakes; /* > 0: connections per second, this many */
     bool cross_process;
-    bool reconnect;  /* handshakes by one DEALER that reconnects */
+    bool reconnect; /* handshakes by one DEALER that reconnects */
 };
 
 /* What the two sides of a cell share while it runs: memory of this
@@ -185,7 +187,7 @@ static void usage(void)
             "       zlink_bench_%s --handshakes N --transport T [--reconnect] "
             "[--csv]\n"
             "  P: PAIR PUBSUB DEALER_DEALER DEALER_ROUTER ROUTER_ROUTER "
-            "ROUTER_ROUTER_POLL\n"
+            "ROUTER_ROUTER_POLL REQ_REP (--latency)\n"
             "  T: tcp ipc inproc tls curve\n"
             "  other: --io-threads N (default 1), --stall-ms MS (default "
             "10000),\n"
@@ -347,6 +349,8 @@ static void parse_args(int argc, char **argv, struct config *cfg)
         cfg->warmup = 1;
     if (cfg->latency && cfg->pattern == PAT_PUBSUB)
         die("--latency needs a two-way pattern, not PUBSUB");
+    if (!cfg->latency && cfg->pattern == PAT_REQ_REP)
+        die("REQ_REP takes turns: it runs with --latency only");
 }
 
 /* Cross-process cells are kinds of their own: xthr, xlat, xburst. */
@@ -671,6 +675,10 @@ static void setup_cell(struct cell *c)
     case PAT_DEALER_ROUTER:
         sender_type = ZMQ_DEALER;
         receiver_type = ZMQ_ROUTER;
+        break;
+    case PAT_REQ_REP:
+        sender_type = ZMQ_REQ;
+        receiver_type = ZMQ_REP;
         break;
     default:
         sender_type = receiver_type = ZMQ_ROUTER;

@@ -45,7 +45,8 @@ void zl_recv_port_init(zl_recv_port *port)
 /* ---- the engine's thread ---- */
 
 void zl_recv_port_open(zl_recv_port *port, zl_handle *handle,
-                       struct zl_metadata *metadata, int64_t max_msg_size)
+                       struct zl_metadata *metadata, int64_t max_msg_size,
+                       int64_t max_msg_parts)
 {
     /* Acquire: the socket's thread is done with the fields. */
     if (atomic_load_explicit(&port->state, memory_order_acquire) != CLOSED)
@@ -59,6 +60,7 @@ void zl_recv_port_open(zl_recv_port *port, zl_handle *handle,
         port->metadata = metadata;
     }
     port->max_msg_size = max_msg_size;
+    port->max_msg_parts = max_msg_parts;
     /* Release: a thread that sees OPEN sees the fields. */
     atomic_store_explicit(&port->state, OPEN, memory_order_release);
 }
@@ -141,7 +143,8 @@ bool zl_recv_port_watch(zl_recv_port *port, struct zl_sleeper *w)
  * still ours and the message is one we take. Looks first (MSG_PEEK), so
  * that whatever we do not take stays in the socket, whole, for the
  * engine. */
-static zl_recv_result take_message(zl_recv_port *port, zlink_msg_t *msg)
+static zl_recv_result
+take_message(zl_recv_port *port, zl_direct_envelope envelope, zlink_msg_t *msg)
 {
     int s = WATCHED;
     if (!atomic_compare_exchange_strong_explicit(&port->state, &s, TAKEN,
@@ -152,20 +155,21 @@ static zl_recv_result take_message(zl_recv_port *port, zlink_msg_t *msg)
               &port->state, &s, TAKEN | ENGINE_IDLE, memory_order_acq_rel,
               memory_order_acquire)))
         return ZL_RECV_NOTHING; /* SHUT: the engine wants the port */
-    uint8_t buf[ZL_DIRECT_RECV_MAX + ZL_FRAME_HEADER_MAX];
+    uint8_t buf[ZL_DIRECT_RECV_PEEK];
     zl_recv_result result = ZL_RECV_FOR_ENGINE;
     int64_t n = zl_handle_try_read(port->handle, buf, sizeof buf, true);
-    size_t header, size;
+    size_t body_at, size;
     if (n == -EAGAIN) {
         result = ZL_RECV_NOTHING; /* nothing after all: look again */
     } else if (n > 0 &&
-               zl_frame_whole_data(buf, (size_t)n, port->max_msg_size, &header,
-                                   &size) &&
+               zl_frame_whole_message(
+                   buf, (size_t)n, envelope == ZL_DIRECT_DELIMITED,
+                   port->max_msg_size, port->max_msg_parts, &body_at, &size) &&
                zlink_msg_init_size(msg, size) == 0) {
-        memcpy(zlink_msg_data(msg), buf + header, size);
+        memcpy(zlink_msg_data(msg), buf + body_at, size);
         /* Takes what we looked at: no other thread reads the socket while
          * the port is ours, so the bytes are the same. */
-        zl_handle_try_read(port->handle, buf, header + size, false);
+        zl_handle_try_read(port->handle, buf, body_at + size, false);
         if (port->metadata) {
             zl_metadata_addref(port->metadata, 1);
             zl_msg_set_metadata(msg, port->metadata);
@@ -180,7 +184,8 @@ static zl_recv_result take_message(zl_recv_port *port, zlink_msg_t *msg)
 }
 
 zl_recv_result zl_recv_port_wait(zl_recv_port *port, struct zl_sleeper *w,
-                                 int timeout_ms, zlink_msg_t *msg)
+                                 int timeout_ms, zl_direct_envelope envelope,
+                                 zlink_msg_t *msg)
 {
     zl_os_pollfd fds[2] = {
         {.fd = zl_sleeper_fd(w), .events = ZL_OS_POLLIN},
@@ -193,7 +198,7 @@ zl_recv_result zl_recv_port_wait(zl_recv_port *port, struct zl_sleeper *w,
     if (n <= 0 ||
         (atomic_load_explicit(&port->state, memory_order_acquire) & SHUT))
         return ZL_RECV_NOTHING;
-    return take_message(port, msg);
+    return take_message(port, envelope, msg);
 }
 
 bool zl_recv_port_unwatch(zl_recv_port *port, bool for_engine)

@@ -10,7 +10,9 @@
  * input (zl_handle_watch_input), and the socket's thread sleeps on its own
  * sleeper and on the connection at once. When input comes, it takes the
  * message if it is a whole single-part data frame of at most
- * ZL_DIRECT_RECV_MAX bytes. Anything else (commands, multipart messages,
+ * ZL_DIRECT_RECV_MAX bytes (behind an empty delimiter, for REQ and REP:
+ * the pattern says which, zl_pattern_ops.direct_recv_envelope). Anything
+ * else (commands, multipart messages,
  * larger or incomplete frames, the end of the stream) stays in the socket
  * for the engine, which reads it as it would have. One state word orders
  * the two threads. */
@@ -22,6 +24,7 @@
 
 #include "atomics.h"
 #include "backend.h"
+#include "zmtp/zmtp.h"
 #include "zlink.h"
 
 struct zl_metadata;
@@ -30,6 +33,16 @@ struct zl_sleeper;
 /* The largest body the socket's thread reads itself: the point is the
  * latency of small messages, and its copy is made on the stack. */
 #define ZL_DIRECT_RECV_MAX 2048
+/* What it looks at: room for the largest body, its header and a short
+ * empty delimiter. */
+#define ZL_DIRECT_RECV_PEEK (2 + ZL_FRAME_HEADER_MAX + ZL_DIRECT_RECV_MAX)
+
+/* What the pattern expects on the wire before the message's body. */
+typedef enum zl_direct_envelope {
+    ZL_DIRECT_NOT_NOW = -1, /* the pattern's receive must run instead */
+    ZL_DIRECT_BARE,         /* nothing: the body is the message */
+    ZL_DIRECT_DELIMITED     /* an empty delimiter frame, then the body */
+} zl_direct_envelope;
 
 typedef struct zl_recv_port {
     atomic_int state; /* direct_recv.c */
@@ -38,6 +51,7 @@ typedef struct zl_recv_port {
     zl_handle *handle;
     struct zl_metadata *metadata; /* one reference, the port's; or NULL */
     int64_t max_msg_size;         /* MAXMSGSIZE; -1: none */
+    int64_t max_msg_parts;        /* MAXMSGPARTS; -1: none */
     /* The watching thread's sleeper, which the engine raises when it must
      * close the connection. */
     struct zl_sleeper *sleeper;
@@ -52,7 +66,8 @@ void zl_recv_port_init(zl_recv_port *port);
  * reference to metadata (given to each message read), kept until
  * zl_recv_port_shut. */
 void zl_recv_port_open(zl_recv_port *port, zl_handle *handle,
-                       struct zl_metadata *metadata, int64_t max_msg_size);
+                       struct zl_metadata *metadata, int64_t max_msg_size,
+                       int64_t max_msg_parts);
 /* The engine's probe completed. True when the engine reads now (the port
  * is closed); false while the socket's thread watches the input: the
  * engine then waits, without a read, until the pipe's ACTIVATE_WRITE
@@ -77,21 +92,26 @@ typedef enum zl_recv_result {
 } zl_recv_result;
 
 /* Watching: sleeps until the sleeper is raised, the connection has input,
- * or timeout_ms passes (-1: no limit), then reads one message when it can. */
+ * or timeout_ms passes (-1: no limit), then reads one message when it can:
+ * its body goes into msg, its envelope (as the pattern expects it) is
+ * read and dropped. */
 zl_recv_result zl_recv_port_wait(zl_recv_port *port, struct zl_sleeper *w,
-                                 int timeout_ms, zlink_msg_t *msg);
+                                 int timeout_ms, zl_direct_envelope envelope,
+                                 zlink_msg_t *msg);
 /* Stops watching. for_engine: the input waiting is the engine's (the
  * port then stays closed until the engine opens it again). True when the
  * engine's probe completed meanwhile: the caller then wakes the engine
  * with the pipe's ACTIVATE_WRITE. */
 bool zl_recv_port_unwatch(zl_recv_port *port, bool for_engine);
 
-/* The socket types whose receive takes a connection's messages as they
- * come, so that the socket's thread may read them itself. */
+/* The socket types whose pattern may let the socket's thread read its
+ * messages itself (zl_pattern_ops.direct_recv_envelope): the engine opens
+ * the port for them only. */
 static inline bool zl_direct_recv_fits(int socket_type)
 {
     return socket_type == ZLINK_PAIR || socket_type == ZLINK_DEALER ||
-           socket_type == ZLINK_PULL;
+           socket_type == ZLINK_PULL || socket_type == ZLINK_REQ ||
+           socket_type == ZLINK_REP;
 }
 
 /* Messages the socket's thread read itself since the start, for tests. */

@@ -293,8 +293,8 @@ static int sleep_for_command(zl_socket *s, int wait_ms)
     return rc;
 }
 
-/* A blocking receive on a socket with one connection, which its type
- * takes messages from as they come, reads that connection itself while it
+/* A blocking receive on a socket with one connection, when its pattern
+ * lets it (direct_recv_envelope), reads that connection itself while it
  * waits, when the engine has opened the port (direct_recv.h): sleeping as
  * sleep_for_command does, on its sleeper and on the connection at once.
  * Not under CONFLATE, whose session may hold an older message for the
@@ -303,11 +303,13 @@ static int sleep_for_command(zl_socket *s, int wait_ms)
 static int wait_reading_connection(zl_socket *s, zlink_msg_t *msg, int wait_ms)
 {
     if (!ZL_BACKEND_TRY_READ || s->pipe_count != 1 || s->rcvmore ||
-        !s->pipes[0]->peer_is_session ||
-        !zl_direct_recv_fits(s->options.type) ||
+        !s->pipes[0]->peer_is_session || !s->ops->direct_recv_envelope ||
         zl_options_conflates(&s->options))
         return -1;
     zl_pipe *p = s->pipes[0];
+    zl_direct_envelope envelope = s->ops->direct_recv_envelope(s, p);
+    if (envelope == ZL_DIRECT_NOT_NOW)
+        return -1;
     zl_recv_port *port = zl_pipe_recv_port(p);
     zl_sleeper *w = &s->own_sleeper;
     if (!zl_recv_port_watch(port, w))
@@ -317,7 +319,7 @@ static int wait_reading_connection(zl_socket *s, zlink_msg_t *msg, int wait_ms)
     zl_socket_sleepers_set();
     if (!zl_socket_commands_pending(s)) {
         zl_mailbox_set_sleeper_cpu(&s->mailbox, zl_thread_cpu());
-        r = zl_recv_port_wait(port, w, wait_ms, msg);
+        r = zl_recv_port_wait(port, w, wait_ms, envelope, msg);
         zl_mailbox_set_sleeper_cpu(&s->mailbox, -1);
         if (r == ZL_RECV_WOKEN)
             zl_sleeper_woken(w);
@@ -325,7 +327,11 @@ static int wait_reading_connection(zl_socket *s, zlink_msg_t *msg, int wait_ms)
     zl_socket_set_sleeper(s, NULL);
     if (zl_recv_port_unwatch(port, r == ZL_RECV_FOR_ENGINE))
         zl_pipe_wake_writer(p);
-    return r == ZL_RECV_MESSAGE ? 1 : 0;
+    if (r != ZL_RECV_MESSAGE)
+        return 0;
+    if (s->ops->direct_recv_taken)
+        s->ops->direct_recv_taken(s, p);
+    return 1;
 }
 
 int zl_socket_process_commands(zl_socket *s, int wait_ms)

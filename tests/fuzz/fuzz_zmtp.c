@@ -245,32 +245,50 @@ static void take_greeting(feed *f)
     }
 }
 
-/* A socket's thread in a blocking receive takes a frame from a peek at
+/* A socket's thread in a blocking receive takes a message from a peek at
  * the connection without the decoder (direct_recv.c), so the two must
- * agree on the frames at a message's start: every frame it takes, the
- * decoder decodes to the same single-part data message, and every such
- * message that fits in the peek, it takes. */
-static void check_direct_take(const feed *f)
+ * agree on the messages at a message's start: every message it takes,
+ * the decoder decodes to the same body (behind an empty delimiter, for
+ * REQ and REP), and every such message that fits in the peek, it takes. */
+static void check_direct_take(const feed *f, bool delimited)
 {
     const uint8_t *b = f->stream + f->pos;
     size_t n = f->len - f->pos;
-    if (n > ZL_DIRECT_RECV_MAX + ZL_FRAME_HEADER_MAX)
-        n = ZL_DIRECT_RECV_MAX + ZL_FRAME_HEADER_MAX;
-    size_t header = 0, size = 0;
-    bool taken = zl_frame_whole_data(b, n, f->max_msg_size, &header, &size);
+    if (n > ZL_DIRECT_RECV_PEEK)
+        n = ZL_DIRECT_RECV_PEEK;
+    size_t body_at = 0, size = 0;
+    bool taken = zl_frame_whole_message(b, n, delimited, f->max_msg_size,
+                                        f->max_msg_parts, &body_at, &size);
 
     zl_decoder d;
     zl_decoder_init(&d, f->max_msg_size);
     zl_decoder_set_max_parts(&d, f->max_msg_parts);
-    size_t consumed = 0;
+    size_t at = 0, consumed = 0;
     zlink_msg_t msg;
-    zl_decode_result r = zl_decoder_decode(&d, b, n, &consumed, &msg);
-    bool single_data = r == ZL_DECODE_FRAME &&
-                       !(zl_msg_flags(&msg) & (ZL_MSG_MORE | ZL_MSG_COMMAND));
-    if (taken != single_data)
+    zl_decode_result r = ZL_DECODE_FRAME;
+    bool expected = true;
+    if (delimited) {
+        r = zl_decoder_decode(&d, b, n, &consumed, &msg);
+        if (r == ZL_DECODE_FRAME) {
+            expected =
+                zl_msg_flags(&msg) == ZL_MSG_MORE && zlink_msg_size(&msg) == 0;
+            zlink_msg_close(&msg);
+        }
+        at = consumed;
+    }
+    if (r == ZL_DECODE_FRAME && expected) {
+        r = zl_decoder_decode(&d, b + at, n - at, &consumed, &msg);
+        expected = r == ZL_DECODE_FRAME &&
+                   !(zl_msg_flags(&msg) & (ZL_MSG_MORE | ZL_MSG_COMMAND));
+    } else {
+        expected = false;
+        r = ZL_DECODE_NEED_MORE; /* nothing more to close */
+    }
+    if (taken != expected)
         fail_contract();
-    if (taken && (consumed != header + size || zlink_msg_size(&msg) != size ||
-                  memcmp(zlink_msg_data(&msg), b + header, size) != 0))
+    if (taken &&
+        (at + consumed != body_at + size || zlink_msg_size(&msg) != size ||
+         memcmp(zlink_msg_data(&msg), b + body_at, size) != 0))
         fail_contract();
     if (r == ZL_DECODE_FRAME)
         zlink_msg_close(&msg);
@@ -344,6 +362,10 @@ static void write_seeds(const char *dir)
     memcpy(buf + n, "abc", 3);
     n += 3;
     write_seed(dir, "direct_long_header", buf, n);
+    n = 2;
+    n += put_frame(buf + n, ZL_FRAME_MORE, 0, 0);
+    n += put_frame(buf + n, 0, 40, 'h');
+    write_seed(dir, "direct_delimited", buf, n);
 }
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
@@ -377,7 +399,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     for (size_t i = 0; i < HELD_MAX; i++)
         zlink_msg_init(&f.held[i]);
     take_greeting(&f);
-    check_direct_take(&f);
+    check_direct_take(&f, false);
+    check_direct_take(&f, true);
     decode_stream(&f);
     for (size_t i = 0; i < HELD_MAX; i++)
         if (i < f.held_count)

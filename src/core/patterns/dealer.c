@@ -95,4 +95,5 @@ const zl_pattern_ops zl_dealer_ops = {
     .has_out = dealer_has_out,
     .setsockopt = NULL,
     .getsockopt = NULL,
+    .direct_recv_envelope = zl_pattern_direct_bare,
 };

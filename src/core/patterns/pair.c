@@ -121,4 +121,5 @@ const zl_pattern_ops zl_pair_ops = {
     .has_out = pair_has_out,
     .setsockopt = NULL,
     .getsockopt = NULL,
+    .direct_recv_envelope = zl_pattern_direct_bare,
 };

@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "direct_recv.h"
 #include "pipe.h"
 #include "zlink.h"
 
@@ -42,7 +43,21 @@ typedef struct zl_pattern_ops {
     int (*setsockopt)(struct zl_socket *s, int option, const void *val,
                       size_t len);
     int (*getsockopt)(struct zl_socket *s, int option, void *val, size_t *len);
+    /* A blocking receive found nothing, and p is the socket's one pipe:
+     * whether the socket's thread may read the next message from p's
+     * connection itself (direct_recv.h), and what comes on the wire before
+     * its body. NULL: never. The types it may return other than NOT_NOW
+     * for are zl_direct_recv_fits's. */
+    zl_direct_envelope (*direct_recv_envelope)(struct zl_socket *s, zl_pipe *p);
+    /* The socket's thread read a whole message from p itself, envelope and
+     * body, and returns the body: the pattern's state moves as if its
+     * receive had returned them. May be NULL when nothing moves. */
+    void (*direct_recv_taken)(struct zl_socket *s, zl_pipe *p);
 } zl_pattern_ops;
+
+/* direct_recv_envelope for the patterns that hand messages out as they
+ * come: PAIR, DEALER, PULL. */
+zl_direct_envelope zl_pattern_direct_bare(struct zl_socket *s, zl_pipe *p);
 
 /* Looked up by socket type; NULL when the type is unsupported. */
 const zl_pattern_ops *zl_pattern_for_type(int type);

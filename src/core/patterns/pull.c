@@ -87,4 +87,5 @@ const zl_pattern_ops zl_pull_ops = {
     .has_out = pull_has_out,
     .setsockopt = NULL,
     .getsockopt = NULL,
+    .direct_recv_envelope = zl_pattern_direct_bare,
 };

@@ -3,6 +3,7 @@
  * and puts that envelope back in front of the reply. EFSM out of turn. */
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "msg.h"
 #include "patterns/pattern.h"
@@ -138,6 +139,38 @@ static int rep_send(zl_socket *s, zlink_msg_t *msg)
     return 0;
 }
 
+/* The socket's thread may read a request itself (direct_recv.h) between
+ * two requests, from a peer the routing table knows, when its envelope
+ * is the delimiter alone: [empty delimiter][body]. The routing id it
+ * keeps for the reply must fit in a message without an allocation. */
+static zl_direct_envelope rep_direct_recv_envelope(zl_socket *s, zl_pipe *p)
+{
+    rep_state *r = state_of(s);
+    size_t id_len;
+    (void)zl_pipe_routing_id(p, &id_len);
+    if (r->sending_reply || !r->request_begins || r->dropping ||
+        r->envelope_count != 0 || r->router.more_in || r->router.pending ||
+        id_len > ZL_MSG_INLINE_MAX || !zl_fair_queue_contains(&r->router.in, p))
+        return ZL_DIRECT_NOT_NOW;
+    return ZL_DIRECT_DELIMITED;
+}
+
+/* Keeps the envelope read_envelope would have kept: the peer's routing id,
+ * then the delimiter. */
+static void rep_direct_recv_taken(zl_socket *s, zl_pipe *p)
+{
+    rep_state *r = state_of(s);
+    size_t len;
+    const uint8_t *id = zl_pipe_routing_id(p, &len);
+    zlink_msg_init_size(&r->envelope[0], len); /* inline: cannot fail */
+    if (len > 0)
+        memcpy(zlink_msg_data(&r->envelope[0]), id, len);
+    zlink_msg_init(&r->envelope[1]);
+    r->envelope_count = 2;
+    r->sending_reply = true;
+    r->request_begins = true;
+}
+
 /* Pipes come and go as for a ROUTER. */
 static void rep_attach_pipe(zl_socket *s, zl_pipe *p, bool locally_initiated)
 {
@@ -184,4 +217,6 @@ const zl_pattern_ops zl_rep_ops = {
     .has_out = rep_has_out,
     .setsockopt = NULL,
     .getsockopt = NULL,
+    .direct_recv_envelope = rep_direct_recv_envelope,
+    .direct_recv_taken = rep_direct_recv_taken,
 };

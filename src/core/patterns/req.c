@@ -245,6 +245,27 @@ static int req_recv(zl_socket *s, zlink_msg_t *msg)
     return 0;
 }
 
+/* The socket's thread may read the reply itself (direct_recv.h) when it
+ * is the next message expected, from the peer the request went to:
+ * [empty delimiter][body]. Not with REQ_CORRELATE, whose id frame comes
+ * first, nor once part of a reply has been read. */
+static zl_direct_envelope req_direct_recv_envelope(zl_socket *s, zl_pipe *p)
+{
+    req_state *r = state_of(s);
+    if (!r->receiving_reply || !r->message_begins || r->skipping ||
+        r->correlate || r->reply_pipe != p)
+        return ZL_DIRECT_NOT_NOW;
+    return ZL_DIRECT_DELIMITED;
+}
+
+static void req_direct_recv_taken(zl_socket *s, zl_pipe *p)
+{
+    (void)p;
+    req_state *r = state_of(s);
+    r->receiving_reply = false;
+    r->message_begins = true;
+}
+
 static bool req_has_in(zl_socket *s)
 {
     req_state *r = state_of(s);
@@ -314,4 +335,6 @@ const zl_pattern_ops zl_req_ops = {
     .has_out = req_has_out,
     .setsockopt = req_setsockopt,
     .getsockopt = req_getsockopt,
+    .direct_recv_envelope = req_direct_recv_envelope,
+    .direct_recv_taken = req_direct_recv_taken,
 };

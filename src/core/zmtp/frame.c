@@ -36,10 +36,12 @@ size_t zl_frame_header_encode(uint8_t *out, uint8_t flags, uint64_t size)
     return ZL_FRAME_HEADER_MAX;
 }
 
-bool zl_frame_whole_data(const uint8_t *b, size_t n, int64_t max_msg_size,
-                         size_t *header, size_t *size)
+/* A whole data frame with these flags (besides LONG) at the start of the
+ * n bytes at b. */
+static bool whole_data_frame(const uint8_t *b, size_t n, uint8_t flags,
+                             int64_t max_msg_size, size_t *header, size_t *size)
 {
-    if (n < 2 || (b[0] & ~ZL_FRAME_LONG) != 0)
+    if (n < 2 || (b[0] & ~ZL_FRAME_LONG) != flags)
         return false;
     uint64_t body = b[1];
     size_t head = 2;
@@ -55,5 +57,23 @@ bool zl_frame_whole_data(const uint8_t *b, size_t n, int64_t max_msg_size,
         return false;
     *header = head;
     *size = (size_t)body;
+    return true;
+}
+
+bool zl_frame_whole_message(const uint8_t *b, size_t n, bool delimited,
+                            int64_t max_msg_size, int64_t max_msg_parts,
+                            size_t *body_at, size_t *size)
+{
+    size_t at = 0, header;
+    if (delimited) {
+        /* The empty delimiter: MORE, size 0, in either header form. */
+        size_t empty;
+        if ((max_msg_parts >= 0 && max_msg_parts < 2) ||
+            !whole_data_frame(b, n, ZL_FRAME_MORE, 0, &at, &empty))
+            return false;
+    }
+    if (!whole_data_frame(b + at, n - at, 0, max_msg_size, &header, size))
+        return false;
+    *body_at = at + header;
     return true;
 }

@@ -51,13 +51,16 @@ int zl_greeting_decode(const uint8_t in[ZL_GREETING_SIZE], zl_greeting *out);
  * 9). flags may hold ZL_FRAME_MORE and ZL_FRAME_COMMAND. */
 size_t zl_frame_header_encode(uint8_t *out, uint8_t flags, uint64_t size);
 
-/* True when the n bytes at b start with a whole single-part data frame
- * within max_msg_size (-1: no limit), with its header's length and body
- * size; false for anything else (a command, MORE, reserved flags, a
- * frame not yet whole). It must agree with the decoder on every frame it
- * accepts: fuzz_zmtp checks that the two agree. */
-bool zl_frame_whole_data(const uint8_t *b, size_t n, int64_t max_msg_size,
-                         size_t *header, size_t *size);
+/* True when the n bytes at b start with a whole message of one data frame,
+ * behind an empty delimiter frame when delimited (a REQ's reply, a
+ * request to a REP), within max_msg_size and max_msg_parts (-1: no
+ * limit); gives where its body starts and its size. False for anything
+ * else (a command, more parts, reserved flags, a message not yet whole).
+ * It must agree with the decoder on every message it accepts: fuzz_zmtp
+ * checks that the two agree. */
+bool zl_frame_whole_message(const uint8_t *b, size_t n, bool delimited,
+                            int64_t max_msg_size, int64_t max_msg_parts,
+                            size_t *body_at, size_t *size);
 
 /* Incremental frame decoder. Bodies of at least ZL_DECODER_DIRECT_MIN bytes
  * may be read straight into their message (zl_decoder_direct_buffer). A
