@@ -24,8 +24,8 @@
 
 #include "atomics.h"
 #include "backend.h"
-#include "zmtp/zmtp.h"
 #include "zlink.h"
+#include "zmtp/zmtp.h"
 
 struct zl_metadata;
 struct zl_sleeper;
@@ -111,7 +111,7 @@ static inline bool zl_direct_recv_fits(int socket_type)
 {
     return socket_type == ZLINK_PAIR || socket_type == ZLINK_DEALER ||
            socket_type == ZLINK_PULL || socket_type == ZLINK_REQ ||
-           socket_type == ZLINK_REP;
+           socket_type == ZLINK_REP || socket_type == ZLINK_ROUTER;
 }
 
 /* Messages the socket's thread read itself since the start, for tests. */

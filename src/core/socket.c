@@ -330,7 +330,7 @@ static int wait_reading_connection(zl_socket *s, zlink_msg_t *msg, int wait_ms)
     if (r != ZL_RECV_MESSAGE)
         return 0;
     if (s->ops->direct_recv_taken)
-        s->ops->direct_recv_taken(s, p);
+        s->ops->direct_recv_taken(s, p, msg);
     return 1;
 }
 

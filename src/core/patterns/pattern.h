@@ -50,9 +50,12 @@ typedef struct zl_pattern_ops {
      * for are zl_direct_recv_fits's. */
     zl_direct_envelope (*direct_recv_envelope)(struct zl_socket *s, zl_pipe *p);
     /* The socket's thread read a whole message from p itself, envelope and
-     * body, and returns the body: the pattern's state moves as if its
-     * receive had returned them. May be NULL when nothing moves. */
-    void (*direct_recv_taken)(struct zl_socket *s, zl_pipe *p);
+     * body, and msg holds the body: the pattern's state moves as if its
+     * receive had read them, and msg becomes what that receive returns
+     * first (ROUTER: the routing id, the body waiting behind it). May be
+     * NULL when nothing moves. */
+    void (*direct_recv_taken)(struct zl_socket *s, zl_pipe *p,
+                              zlink_msg_t *msg);
 } zl_pattern_ops;
 
 /* direct_recv_envelope for the patterns that hand messages out as they

@@ -157,8 +157,9 @@ static zl_direct_envelope rep_direct_recv_envelope(zl_socket *s, zl_pipe *p)
 
 /* Keeps the envelope read_envelope would have kept: the peer's routing id,
  * then the delimiter. */
-static void rep_direct_recv_taken(zl_socket *s, zl_pipe *p)
+static void rep_direct_recv_taken(zl_socket *s, zl_pipe *p, zlink_msg_t *msg)
 {
+    (void)msg; /* the body, which the receive returns as it is */
     rep_state *r = state_of(s);
     size_t len;
     const uint8_t *id = zl_pipe_routing_id(p, &len);

@@ -258,8 +258,9 @@ static zl_direct_envelope req_direct_recv_envelope(zl_socket *s, zl_pipe *p)
     return ZL_DIRECT_DELIMITED;
 }
 
-static void req_direct_recv_taken(zl_socket *s, zl_pipe *p)
+static void req_direct_recv_taken(zl_socket *s, zl_pipe *p, zlink_msg_t *msg)
 {
+    (void)msg; /* the body, which the receive returns as it is */
     (void)p;
     req_state *r = state_of(s);
     r->receiving_reply = false;

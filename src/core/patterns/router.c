@@ -461,6 +461,40 @@ static int hold_first_part(zl_socket *s, router_state *r)
     return 0;
 }
 
+/* The socket's thread may read a message itself (direct_recv.h) between
+ * two messages, from a peer the routing table knows, when its routing id
+ * fits in a message without an allocation. */
+static zl_direct_envelope router_direct_recv_envelope(zl_socket *s, zl_pipe *p)
+{
+    router_state *r = state_of(s);
+    size_t id_len;
+    (void)zl_pipe_routing_id(p, &id_len);
+    if (r->more_in || r->pending || id_len > ZL_MSG_INLINE_MAX ||
+        !zl_fair_queue_contains(&r->in, p))
+        return ZL_DIRECT_NOT_NOW;
+    return ZL_DIRECT_BARE;
+}
+
+/* As router_recv's first call: the part waits, the id frame goes out. */
+static void router_direct_recv_taken(zl_socket *s, zl_pipe *p, zlink_msg_t *msg)
+{
+    router_state *r = state_of(s);
+    zlink_msg_move(&r->pending_part, msg);
+    size_t len;
+    const uint8_t *id = zl_pipe_routing_id(p, &len);
+    zlink_msg_close(msg);
+    zlink_msg_init_size(msg, len); /* inline: cannot fail */
+    if (len > 0)
+        memcpy(zlink_msg_data(msg), id, len);
+    zl_msg_set_flags(msg, ZL_MSG_MORE);
+    r->pending_id.len = (uint8_t)len;
+    if (len > 0)
+        memcpy(r->pending_id.data, id, len);
+    r->pending = true;
+    r->pending_id_sent = true;
+    r->more_in = true;
+}
+
 static int router_recv(zl_socket *s, zlink_msg_t *msg)
 {
     router_state *r = state_of(s);
@@ -540,4 +574,6 @@ const zl_pattern_ops zl_router_ops = {
     .has_out = router_has_out,
     .setsockopt = router_setsockopt,
     .getsockopt = NULL,
+    .direct_recv_envelope = router_direct_recv_envelope,
+    .direct_recv_taken = router_direct_recv_taken,
 };

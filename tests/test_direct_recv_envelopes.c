@@ -1,9 +1,11 @@
-/* test_direct_recv_reqrep.c — REQ and REP reading their connection
- * themselves in a blocking receive (direct_recv.h): a message behind an
- * empty delimiter is taken whole, the delimiter dropped, and the pattern
- * moves on as if its receive had read both. Anything else (a longer
- * envelope, a reply without its delimiter, a correlated reply, a message
- * over MAXMSGPARTS) goes through the engine and the pattern as before.
+/* test_direct_recv_envelopes.c — the patterns with envelopes reading their
+ * connection themselves in a blocking receive (direct_recv.h). REQ and
+ * REP: a message behind an empty delimiter is taken whole, the delimiter
+ * dropped, and the pattern moves on as if its receive had read both.
+ * ROUTER: the message read waits behind its peer's routing id. Anything
+ * else (a longer envelope, a reply without its delimiter, a correlated
+ * reply, a message over MAXMSGPARTS, more parts) goes through the engine
+ * and the pattern as before.
  * Where the backend cannot read from another thread, the same traffic must
  * flow with no direct read at all. */
 
@@ -255,20 +257,76 @@ START_TEST(req_reply_over_maxmsgparts_is_refused)
 }
 END_TEST
 
-static Suite *direct_recv_reqrep_suite(void)
+/* A ROUTER with one peer echoes what a DEALER sends: each message comes
+ * behind the DEALER's routing id, single parts read directly, multipart
+ * ones through the engine. The DEALER polls before it reads, which never
+ * reads directly: every direct read is the ROUTER's. */
+static void router_echo(void *arg)
 {
-    Suite *s = suite_create("direct_recv_reqrep");
-    TCase *tc = tcase_create("direct_recv_reqrep");
+    void *router = arg;
+    for (unsigned i = 0; i < ROUND_TRIPS; i++) {
+        size_t size = sizes[i % SIZES];
+        zt_recv_str(router, "client-7");
+        ck_assert_int_eq(zt_get_int(router, ZLINK_RCVMORE), 1);
+        zt_send_str(router, "client-7", ZLINK_SNDMORE);
+        if (multipart(i)) {
+            zt_recv_part(router, 3, i + 500u, true);
+            zt_send_part(router, 3, i + 900u, ZLINK_SNDMORE);
+        }
+        zt_recv_part(router, size, i, false);
+        zt_send_part(router, size, i + 7u, 0);
+    }
+}
+
+static void poll_in(void *s)
+{
+    zlink_pollitem_t item = {.socket = s, .events = ZLINK_POLLIN};
+    ck_assert_int_eq(zlink_poll(&item, 1, ZT_TIMEOUT_MS), 1);
+}
+
+START_TEST(router_round_trips)
+{
+    sockets k;
+    k.ctx = zt_ctx();
+    k.server = zt_socket(k.ctx, ZLINK_ROUTER);
+    k.client = zt_socket(k.ctx, ZLINK_DEALER);
+    zlink_setsockopt(k.client, ZLINK_ROUTING_ID, "client-7", 8);
+    char ep[300];
+    ck_assert(zt_join(k.server, k.client, ZT_TCP4, ep, sizeof ep));
+    unsigned before = zl_direct_recvs_total();
+    uv_thread_t t;
+    ck_assert_int_eq(uv_thread_create(&t, router_echo, k.server), 0);
+    for (unsigned i = 0; i < ROUND_TRIPS; i++) {
+        size_t size = sizes[i % SIZES];
+        if (multipart(i))
+            zt_send_part(k.client, 3, i + 500u, ZLINK_SNDMORE);
+        zt_send_part(k.client, size, i, 0);
+        poll_in(k.client);
+        if (multipart(i))
+            zt_recv_part(k.client, 3, i + 900u, true);
+        zt_recv_part(k.client, size, i + 7u, false);
+    }
+    uv_thread_join(&t);
+    check_direct(before);
+    close_sockets(&k);
+}
+END_TEST
+
+static Suite *direct_recv_envelopes_suite(void)
+{
+    Suite *s = suite_create("direct_recv_envelopes");
+    TCase *tc = tcase_create("direct_recv_envelopes");
     tcase_set_timeout(tc, 120);
     tcase_add_loop_test(tc, req_rep_round_trips, 0, 2);
     tcase_add_test(tc, rep_keeps_each_requests_envelope);
     tcase_add_loop_test(tc, req_drops_a_reply_without_delimiter, 0, 2);
     tcase_add_test(tc, req_reply_over_maxmsgparts_is_refused);
+    tcase_add_test(tc, router_round_trips);
     suite_add_tcase(s, tc);
     return s;
 }
 
 int main(void)
 {
-    return zl_test_run(direct_recv_reqrep_suite());
+    return zl_test_run(direct_recv_envelopes_suite());
 }
