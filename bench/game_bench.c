@@ -55,7 +55,8 @@ struct config {
     size_t size;
     double seconds;
     double warmup_s;
-    int backlog; /* 0: the library's default */
+    int backlog;    /* 0: the library's default */
+    bool poll_wait; /* --rate: wait for each reply in zmq_poll, then read */
     bool csv;
 };
 
@@ -697,7 +698,17 @@ static int run_rate(const struct config *cfg)
             status = "FAILED:send";
             break;
         }
-        if (recv_reply(dealer, &msg, cfg->size, &rtt, 0) != 1) {
+        /* --wait poll: as a client that also watches a timeout (zguide's
+         * lazy pirate) waits, in zmq_poll, then reads without waiting. */
+        if (cfg->poll_wait) {
+            zmq_pollitem_t item = {dealer, 0, ZMQ_POLLIN, 0};
+            if (zmq_poll(&item, 1, 5000) != 1) {
+                status = "FAILED:poll";
+                break;
+            }
+        }
+        if (recv_reply(dealer, &msg, cfg->size, &rtt,
+                       cfg->poll_wait ? ZMQ_DONTWAIT : 0) != 1) {
             status = "FAILED:recv";
             break;
         }
@@ -778,7 +789,7 @@ static void usage(void)
 {
     fprintf(stderr,
             "usage: game_bench_%s --clients N --inflight K [--size S]\n"
-            "       game_bench_%s --rate R [--size S]\n"
+            "       game_bench_%s --rate R [--size S] [--wait recv|poll]\n"
             "       game_bench_%s --idle N\n"
             "  common: --seconds D (window, default 2), --warmup-s W "
             "(default 0.5), --backlog B (default: the library's),\n"
@@ -827,6 +838,10 @@ int main(int argc, char **argv)
         } else if (strcmp(a, "--rate") == 0) {
             cfg.mode = MODE_RATE;
             cfg.rate = parse_long(v, "rate");
+        } else if (strcmp(a, "--wait") == 0) {
+            if (strcmp(v, "poll") != 0 && strcmp(v, "recv") != 0)
+                usage();
+            cfg.poll_wait = strcmp(v, "poll") == 0;
         } else if (strcmp(a, "--idle") == 0) {
             cfg.mode = MODE_IDLE;
             cfg.clients = parse_long(v, "idle");
