@@ -183,22 +183,34 @@ take_message(zl_recv_port *port, zl_direct_envelope envelope, zlink_msg_t *msg)
     return result;
 }
 
+zl_os_socket zl_recv_port_os_socket(const zl_recv_port *port)
+{
+    return zl_handle_os_socket(port->handle);
+}
+
+zl_recv_result zl_recv_port_take(zl_recv_port *port,
+                                 zl_direct_envelope envelope, zlink_msg_t *msg)
+{
+    /* The engine's SHUT (which raised the sleeper too): let go. */
+    if (atomic_load_explicit(&port->state, memory_order_acquire) & SHUT)
+        return ZL_RECV_NOTHING;
+    return take_message(port, envelope, msg);
+}
+
 zl_recv_result zl_recv_port_wait(zl_recv_port *port, struct zl_sleeper *w,
                                  int timeout_ms, zl_direct_envelope envelope,
                                  zlink_msg_t *msg)
 {
     zl_os_pollfd fds[2] = {
         {.fd = zl_sleeper_fd(w), .events = ZL_OS_POLLIN},
-        {.fd = zl_handle_os_socket(port->handle), .events = ZL_OS_POLLIN}};
+        {.fd = zl_recv_port_os_socket(port), .events = ZL_OS_POLLIN}};
     int n = zl_os_poll(fds, 2, timeout_ms);
     if (n > 0 && fds[0].revents)
         return ZL_RECV_WOKEN;
-    /* A timeout, an interrupted poll, or the engine's SHUT (which raised
-     * the sleeper too): look again. */
-    if (n <= 0 ||
-        (atomic_load_explicit(&port->state, memory_order_acquire) & SHUT))
+    /* A timeout or an interrupted poll: look again. */
+    if (n <= 0)
         return ZL_RECV_NOTHING;
-    return take_message(port, envelope, msg);
+    return zl_recv_port_take(port, envelope, msg);
 }
 
 bool zl_recv_port_unwatch(zl_recv_port *port, bool for_engine)

@@ -98,6 +98,12 @@ typedef enum zl_recv_result {
 zl_recv_result zl_recv_port_wait(zl_recv_port *port, struct zl_sleeper *w,
                                  int timeout_ms, zl_direct_envelope envelope,
                                  zlink_msg_t *msg);
+/* For a wait that sleeps on more than this connection (zlink_poll): the
+ * OS socket to watch while the port is watched, and the take once it is
+ * readable and the sleeper was not raised. */
+zl_os_socket zl_recv_port_os_socket(const zl_recv_port *port);
+zl_recv_result zl_recv_port_take(zl_recv_port *port,
+                                 zl_direct_envelope envelope, zlink_msg_t *msg);
 /* Stops watching. for_engine: the input waiting is the engine's (the
  * port then stays closed until the engine opens it again). True when the
  * engine's probe completed meanwhile: the caller then wakes the engine

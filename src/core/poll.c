@@ -227,13 +227,13 @@ static zl_sleeper *sleeper_for(poll_sleeper *sleepers, int *count, zl_socket *s,
  * the poll may sleep, false when a socket may have a command already
  * (look again). */
 static bool arm_sockets(zlink_pollitem_t *items, int n, int sockets,
-                        poll_sleeper *sleepers, int *count)
+                        poll_sleeper *sleepers, int *count, zl_sleeper **armed)
 {
     for (int i = 0; i < n; i++) {
         zl_socket *s = items[i].socket;
+        armed[i] = s ? sleeper_for(sleepers, count, s, sockets == 1) : NULL;
         if (s)
-            zl_socket_set_sleeper(
-                s, sleeper_for(sleepers, count, s, sockets == 1));
+            zl_socket_set_sleeper(s, armed[i]);
     }
     zl_socket_sleepers_set();
     for (int i = 0; i < n; i++)
@@ -251,6 +251,51 @@ static void disarm_sockets(zlink_pollitem_t *items, int n,
     for (int j = 0; j < count; j++)
         if (sleepers[j].ctx)
             zl_sleeper_give(&sleepers[j].ctx->sleepers, sleepers[j].sleeper);
+}
+
+/* While the poll sleeps, the thread watches the connection of the socket
+ * waited on for input, when it may read it itself (socket.h,
+ * zl_socket_watch_connection): its input wakes this thread instead of the
+ * I/O thread, and a message this thread reads is held for the next
+ * receive, two wakeups fewer. Adds its OS socket after the nfds pollfds;
+ * returns the new number. */
+static int watch_connections(zlink_pollitem_t *items, int n, zl_sleeper **armed,
+                             zl_pipe **watched, zl_os_pollfd *fds, int nfds)
+{
+    for (int i = 0; i < n; i++) {
+        watched[i] = NULL;
+        if (!items[i].socket || !(items[i].events & ZLINK_POLLIN))
+            continue;
+        zl_os_socket os_socket;
+        watched[i] =
+            zl_socket_watch_connection(items[i].socket, armed[i], &os_socket);
+        if (watched[i])
+            fds[nfds++] = (zl_os_pollfd){os_socket, ZL_OS_POLLIN, 0};
+    }
+    return nfds;
+}
+
+/* Stops watching, before the sleepers go back to their pools (the engine
+ * raises a watching thread's sleeper). A connection that had input while
+ * no sleeper was raised has its message read: no command came that could
+ * put an older one in the pipe. Returns how many sockets hold one now,
+ * ready for input. */
+static int unwatch_connections(zlink_pollitem_t *items, int n,
+                               zl_pipe **watched, const zl_os_pollfd *fds,
+                               int first, bool woken)
+{
+    int ready = 0, k = first;
+    for (int i = 0; i < n; i++) {
+        if (!watched[i])
+            continue;
+        bool readable = !woken && fds[k++].revents != 0;
+        if (zl_socket_unwatch_connection(items[i].socket, watched[i],
+                                         readable)) {
+            items[i].revents = ZLINK_POLLIN;
+            ready++;
+        }
+    }
+    return ready;
 }
 
 /* The raw sockets' OS events, after the count sleepers. Returns the number
@@ -307,18 +352,27 @@ int zlink_poll(zlink_pollitem_t *items, int n, long timeout)
             uv_sleep((unsigned)timeout);
         return 0;
     }
-    /* A sleep waits on the sleepers (at most one per socket) and the raw
-     * sockets: n pollfds at most. */
-    zl_os_pollfd stack_fds[ZLINK_POLLITEMS_DFLT];
+    /* A sleep waits on the sleepers (at most one per socket), the raw
+     * sockets and the connections watched (one per socket): 2n pollfds at
+     * most. */
+    zl_os_pollfd stack_fds[2 * ZLINK_POLLITEMS_DFLT];
     poll_sleeper stack_sleepers[ZLINK_POLLITEMS_DFLT];
+    zl_sleeper *stack_armed[ZLINK_POLLITEMS_DFLT];
+    zl_pipe *stack_watched[ZLINK_POLLITEMS_DFLT];
     zl_os_pollfd *fds = stack_fds;
     poll_sleeper *sleepers = stack_sleepers;
+    zl_sleeper **armed = stack_armed;
+    zl_pipe **watched = stack_watched;
     if (n > ZLINK_POLLITEMS_DFLT) {
-        fds = malloc((size_t)n * sizeof *fds);
+        fds = malloc(2 * (size_t)n * sizeof *fds);
         sleepers = malloc((size_t)n * sizeof *sleepers);
-        if (!fds || !sleepers) {
+        armed = malloc((size_t)n * sizeof *armed);
+        watched = malloc((size_t)n * sizeof *watched);
+        if (!fds || !sleepers || !armed || !watched) {
             free(fds);
             free(sleepers);
+            free(armed);
+            free(watched);
             errno = ENOMEM;
             return -1;
         }
@@ -357,7 +411,7 @@ int zlink_poll(zlink_pollitem_t *items, int n, long timeout)
         int count = 0;
         bool look_again = false;
         if (wait != 0 &&
-            !arm_sockets(items, n, socket_count, sleepers, &count)) {
+            !arm_sockets(items, n, socket_count, sleepers, &count, armed)) {
             look_again = true;
             wait = 0; /* the raw sockets still get their look */
         }
@@ -365,6 +419,13 @@ int zlink_poll(zlink_pollitem_t *items, int n, long timeout)
             fds[j] = (zl_os_pollfd){zl_sleeper_fd(sleepers[j].sleeper),
                                     ZL_OS_POLLIN, 0};
         int nfds = fill_raw_fds(items, n, fds, count);
+        int raw_end = nfds;
+        /* One socket only: a watch changes the I/O thread's registration
+         * twice, two system calls that a poll over many sockets would pay
+         * per socket on every pass. */
+        bool watching = wait != 0 && socket_count == 1;
+        if (watching)
+            nfds = watch_connections(items, n, armed, watched, fds, nfds);
         int rc = 0;
         /* Nothing to ask the OS when there is neither a sleep nor a raw
          * socket: a look at zlink sockets alone makes no system call. */
@@ -375,16 +436,23 @@ int zlink_poll(zlink_pollitem_t *items, int n, long timeout)
             if (wait != 0)
                 mark_sleepers(items, n, -1);
         }
+        bool woken = false;
         for (int j = 0; j < count && rc > 0; j++)
-            if (fds[j].revents)
+            if (fds[j].revents) {
                 zl_sleeper_woken(sleepers[j].sleeper);
+                woken = true;
+            }
+        int held = 0;
+        if (watching)
+            held = unwatch_connections(items, n, watched, fds, raw_end,
+                                       rc <= 0 || woken);
         disarm_sockets(items, n, sleepers, count);
         if (rc < 0) {
             errno = -rc;
             ready = -1;
             break;
         }
-        ready += raw_revents(items, n, fds, count);
+        ready += held + raw_revents(items, n, fds, count);
         if (ready > 0 || (wait == 0 && !look_again))
             break;
         slept = slept || !look_again;
@@ -394,6 +462,8 @@ int zlink_poll(zlink_pollitem_t *items, int n, long timeout)
     if (fds != stack_fds) {
         free(fds);
         free(sleepers);
+        free(armed);
+        free(watched);
     }
     return ready;
 }

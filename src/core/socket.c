@@ -293,22 +293,40 @@ static int sleep_for_command(zl_socket *s, int wait_ms)
     return rc;
 }
 
-/* A blocking receive on a socket with one connection, when its pattern
- * lets it (direct_recv_envelope), reads that connection itself while it
- * waits, when the engine has opened the port (direct_recv.h): sleeping as
- * sleep_for_command does, on its sleeper and on the connection at once.
- * Not under CONFLATE, whose session may hold an older message for the
- * pipe. Returns 1 with a message in msg, 0 when it waited (woken, or
- * wait_ms passed), or -1 when it did not wait. */
-static int wait_reading_connection(zl_socket *s, zlink_msg_t *msg, int wait_ms)
+/* The pipe whose connection this socket's thread may read itself
+ * (direct_recv.h), and what comes before a message's body there; NULL
+ * when it may not now: the socket has one connection, is not inside a
+ * multipart message, and its pattern lets it. Not under CONFLATE, whose
+ * session may hold an older message for the pipe. */
+static zl_pipe *direct_pipe(zl_socket *s, zl_direct_envelope *envelope)
 {
     if (!ZL_BACKEND_TRY_READ || s->pipe_count != 1 || s->rcvmore ||
-        !s->pipes[0]->peer_is_session || !s->ops->direct_recv_envelope ||
-        zl_options_conflates(&s->options))
-        return -1;
+        s->holding || !s->pipes[0]->peer_is_session ||
+        !s->ops->direct_recv_envelope || zl_options_conflates(&s->options))
+        return NULL;
     zl_pipe *p = s->pipes[0];
-    zl_direct_envelope envelope = s->ops->direct_recv_envelope(s, p);
-    if (envelope == ZL_DIRECT_NOT_NOW)
+    *envelope = s->ops->direct_recv_envelope(s, p);
+    return *envelope == ZL_DIRECT_NOT_NOW ? NULL : p;
+}
+
+/* The socket's thread read a message from p itself: the pattern moves as
+ * if its receive had, and msg becomes what that receive returns first. */
+static void direct_taken(zl_socket *s, zl_pipe *p, zlink_msg_t *msg)
+{
+    if (s->ops->direct_recv_taken)
+        s->ops->direct_recv_taken(s, p, msg);
+}
+
+/* A blocking receive reads its connection itself while it waits, when the
+ * engine has opened the port (direct_pipe): sleeping as sleep_for_command
+ * does, on its sleeper and on the connection at once. Returns 1 with a
+ * message in msg, 0 when it waited (woken, or wait_ms passed), or -1 when
+ * it did not wait. */
+static int wait_reading_connection(zl_socket *s, zlink_msg_t *msg, int wait_ms)
+{
+    zl_direct_envelope envelope;
+    zl_pipe *p = direct_pipe(s, &envelope);
+    if (!p)
         return -1;
     zl_recv_port *port = zl_pipe_recv_port(p);
     zl_sleeper *w = &s->own_sleeper;
@@ -329,9 +347,41 @@ static int wait_reading_connection(zl_socket *s, zlink_msg_t *msg, int wait_ms)
         zl_pipe_wake_writer(p);
     if (r != ZL_RECV_MESSAGE)
         return 0;
-    if (s->ops->direct_recv_taken)
-        s->ops->direct_recv_taken(s, p, msg);
+    direct_taken(s, p, msg);
     return 1;
+}
+
+zl_pipe *zl_socket_watch_connection(zl_socket *s, zl_sleeper *w,
+                                    zl_os_socket *os_socket)
+{
+    zl_direct_envelope envelope;
+    zl_pipe *p = direct_pipe(s, &envelope);
+    /* Only where the take changes nothing but the message: a REQ or REP
+     * that took a message would move on before the application read it. */
+    if (!p || envelope != ZL_DIRECT_BARE)
+        return NULL;
+    zl_recv_port *port = zl_pipe_recv_port(p);
+    if (!zl_recv_port_watch(port, w))
+        return NULL;
+    *os_socket = zl_recv_port_os_socket(port);
+    return p;
+}
+
+bool zl_socket_unwatch_connection(zl_socket *s, zl_pipe *p, bool readable)
+{
+    zl_recv_port *port = zl_pipe_recv_port(p);
+    zl_recv_result r = ZL_RECV_NOTHING;
+    if (readable) {
+        zlink_msg_init(&s->held);
+        r = zl_recv_port_take(port, ZL_DIRECT_BARE, &s->held);
+    }
+    if (zl_recv_port_unwatch(port, r == ZL_RECV_FOR_ENGINE))
+        zl_pipe_wake_writer(p);
+    if (r != ZL_RECV_MESSAGE)
+        return false;
+    direct_taken(s, p, &s->held);
+    s->holding = true;
+    return true;
 }
 
 int zl_socket_process_commands(zl_socket *s, int wait_ms)
@@ -687,10 +737,24 @@ int zl_socket_send_msg(zl_socket *s, zlink_msg_t *msg, int flags)
     return rc;
 }
 
+/* The message a poll read for this socket (zl_socket_unwatch_connection)
+ * comes before anything in the pipe, as it came first on the wire. */
+static ZL_NOINLINE int take_held(zl_socket *s, zlink_msg_t *msg)
+{
+    if (zl_ctx_terminating(s->ctx)) {
+        errno = ETERM;
+        return -1;
+    }
+    zlink_msg_move(msg, &s->held);
+    s->holding = false;
+    return 0;
+}
+
 int zl_socket_recv_msg(zl_socket *s, zlink_msg_t *msg, int flags)
 {
-    int rc =
-        with_timeout(s, s->ops->recv, msg, flags, s->options.rcvtimeo, true);
+    int rc = s->holding ? take_held(s, msg)
+                        : with_timeout(s, s->ops->recv, msg, flags,
+                                       s->options.rcvtimeo, true);
     if (rc == 0)
         s->rcvmore = (zl_msg_flags(msg) & ZL_MSG_MORE) != 0;
     if (zl_poller_watching(&s->pollers))
@@ -794,7 +858,7 @@ int zl_socket_events(zl_socket *s)
     if (atomic_load_explicit(&s->commands_pending, memory_order_relaxed))
         zl_socket_process_commands(s, 0);
     int events = 0;
-    if (s->ops->has_in(s))
+    if (s->holding || s->ops->has_in(s))
         events |= ZLINK_POLLIN;
     if (s->ops->has_out(s))
         events |= ZLINK_POLLOUT;
@@ -1177,6 +1241,8 @@ bool zl_socket_reapable(zl_socket *s)
 
 void zl_socket_destroy(zl_socket *s)
 {
+    if (s->holding)
+        zlink_msg_close(&s->held);
     if (s->ops->destroy)
         s->ops->destroy(s);
     zl_monitor_destroy(s);

@@ -76,6 +76,11 @@ typedef struct zl_socket {
     struct zl_monitor *monitor; /* guarded by monitor_lock */
     uv_mutex_t monitor_lock;
     bool rcvmore;
+    /* A message this thread read from the connection while zlink_poll
+     * slept (zl_socket_unwatch_connection): the next receive returns it,
+     * before anything in the pipe. */
+    bool holding;
+    zlink_msg_t held;
     bool closed; /* zlink_close was called; the reaper owns it */
     size_t ctx_slot;
 } zl_socket;
@@ -94,6 +99,16 @@ int zl_socket_process_commands(zl_socket *s, int wait_ms);
 
 /* One command for this socket (also used by the reaper). */
 void zl_socket_handle_command(zl_socket *s, const zl_cmd *cmd);
+
+/* zlink_poll sleeps on s, with its sleeper w armed: when s's thread may
+ * read its connection itself (direct_recv.h), watches it and gives the
+ * OS socket to sleep on too. Returns the pipe watched, or NULL. */
+zl_pipe *zl_socket_watch_connection(zl_socket *s, struct zl_sleeper *w,
+                                    zl_os_socket *os_socket);
+/* After that sleep: readable when the connection had input and no
+ * sleeper was raised. Reads a message into s->held when it can, and
+ * stops watching. True when s holds a message now. */
+bool zl_socket_unwatch_connection(zl_socket *s, zl_pipe *p, bool readable);
 
 /* Send/receive one part with socket semantics (timeouts, ETERM). */
 int zl_socket_send_msg(zl_socket *s, zlink_msg_t *msg, int flags);

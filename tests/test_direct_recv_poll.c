@@ -1,0 +1,384 @@
+/* test_direct_recv_poll.c — zlink_poll reading its one socket's
+ * connection itself while it sleeps (poll.c, watch_connections): a
+ * message read there is held for the next receive, before anything in the
+ * pipe. Round trips through a poll for PAIR, DEALER and ROUTER; messages
+ * in bursts drained in order; what a held message looks like from
+ * outside (ZLINK_EVENTS, a poll that does not wait, a close that never
+ * reads it, a context shut down); and hostile bytes from a raw peer while
+ * the poll sleeps, which close the connection as they do without the
+ * path. Where the backend cannot read from another thread, the same
+ * traffic must flow with no direct read at all. */
+
+#include <stdlib.h>
+#include <string.h>
+#include <uv.h>
+
+#include "backend.h"
+#include "direct_recv.h"
+#include "raw_socket.h"
+#include "socket_testutil.h"
+
+#define ROUND_TRIPS 200
+
+static const size_t sizes[] = {0, 1, 64, 200, 2048, 2049, 9000};
+#define SIZES (sizeof sizes / sizeof sizes[0])
+
+static bool multipart(unsigned i)
+{
+    return i % 6 == 4;
+}
+
+/* The number of direct reads during a run must match what the backend
+ * can do. */
+static void check_direct(unsigned before)
+{
+    unsigned direct = zl_direct_recvs_total() - before;
+    if (ZL_BACKEND_TRY_READ)
+        ck_assert_uint_gt(direct, 0);
+    else
+        ck_assert_uint_eq(direct, 0);
+}
+
+/* Waits in zlink_poll for input on s alone, as a client that watches a
+ * timeout does. */
+static void poll_in(void *s, long timeout)
+{
+    zlink_pollitem_t item = {.socket = s, .events = ZLINK_POLLIN};
+    ck_assert_int_eq(zlink_poll(&item, 1, timeout), 1);
+    ck_assert_int_eq(item.revents, ZLINK_POLLIN);
+}
+
+/* The echo side waits in a poll over two sockets, which never reads
+ * directly: every direct read is the side under test's. */
+typedef struct echo_side {
+    void *echo, *idle;
+} echo_side;
+
+static void echo_loop(void *arg)
+{
+    echo_side *e = arg;
+    for (unsigned i = 0; i < ROUND_TRIPS; i++) {
+        zlink_pollitem_t items[2] = {
+            {.socket = e->echo, .events = ZLINK_POLLIN},
+            {.socket = e->idle, .events = ZLINK_POLLIN}};
+        ck_assert_int_eq(zlink_poll(items, 2, ZT_TIMEOUT_MS), 1);
+        for (;;) {
+            zlink_msg_t msg;
+            zlink_msg_init(&msg);
+            ck_assert_int_ge(zlink_msg_recv(&msg, e->echo, ZLINK_DONTWAIT), 0);
+            bool more = zlink_msg_more(&msg);
+            ck_assert_int_ge(
+                zlink_msg_send(&msg, e->echo, more ? ZLINK_SNDMORE : 0), 0);
+            zlink_msg_close(&msg);
+            if (!more)
+                break;
+        }
+    }
+}
+
+static void poll_round_trips(int transport, int waiter_type, int echo_type)
+{
+    void *ctx = zt_ctx();
+    echo_side e = {zt_socket(ctx, echo_type), zt_socket(ctx, ZLINK_PAIR)};
+    void *waiter = zt_socket(ctx, waiter_type);
+    bool router = waiter_type == ZLINK_ROUTER;
+    if (router) {
+        /* The echoing DEALER is "w"; the first send waits until the
+         * ROUTER knows it. */
+        zlink_setsockopt(e.echo, ZLINK_ROUTING_ID, "w", 1);
+        zt_set_int(waiter, ZLINK_ROUTER_MANDATORY, 1);
+    }
+    char ep[300];
+    if (!zt_join(e.echo, waiter, transport, ep, sizeof ep)) {
+        zt_close(waiter);
+        zt_close(e.echo);
+        zt_close(e.idle);
+        zt_term(ctx);
+        return;
+    }
+    unsigned before = zl_direct_recvs_total();
+    uv_thread_t t;
+    ck_assert_int_eq(uv_thread_create(&t, echo_loop, &e), 0);
+    for (int tries = 0; router && tries < 500; tries++) {
+        if (zlink_send(waiter, "w", 1, ZLINK_SNDMORE | ZLINK_DONTWAIT) == 1)
+            break;
+        ck_assert_int_eq(zlink_errno(), EHOSTUNREACH);
+        zl_test_sleep_ms(10);
+    }
+    for (unsigned i = 0; i < ROUND_TRIPS; i++) {
+        size_t size = sizes[i % SIZES];
+        if (router && i > 0)
+            zt_send_str(waiter, "w", ZLINK_SNDMORE);
+        if (multipart(i))
+            zt_send_part(waiter, 3, i + 500u, ZLINK_SNDMORE);
+        zt_send_part(waiter, size, i, 0);
+        poll_in(waiter, i % 2 ? -1 : ZT_TIMEOUT_MS);
+        if (router) {
+            /* Behind the DEALER's routing id, as ever. */
+            zt_recv_str(waiter, "w");
+            ck_assert_int_eq(zt_get_int(waiter, ZLINK_RCVMORE), 1);
+        }
+        if (multipart(i))
+            zt_recv_part(waiter, 3, i + 500u, true);
+        zlink_msg_t msg;
+        zlink_msg_init(&msg);
+        ck_assert_int_eq(zlink_msg_recv(&msg, waiter, ZLINK_DONTWAIT),
+                         zt_size_rc(size));
+        zt_check_bytes(zlink_msg_data(&msg), size, i);
+        ck_assert_int_eq(zt_get_int(waiter, ZLINK_RCVMORE), 0);
+        zlink_msg_close(&msg);
+        /* The poll held nothing more. */
+        char c;
+        zt_expect_errno(zlink_recv(waiter, &c, 1, ZLINK_DONTWAIT), EAGAIN);
+    }
+    uv_thread_join(&t);
+    check_direct(before);
+    zt_close(waiter);
+    zt_close(e.echo);
+    zt_close(e.idle);
+    zt_term(ctx);
+}
+
+START_TEST(pair_poll_round_trips)
+{
+    poll_round_trips(_i == 0 ? ZT_TCP4 : ZT_IPC, ZLINK_PAIR, ZLINK_PAIR);
+}
+END_TEST
+
+START_TEST(dealer_poll_round_trips)
+{
+    poll_round_trips(ZT_TCP4, ZLINK_DEALER, ZLINK_DEALER);
+}
+END_TEST
+
+/* A ROUTER server waiting in a poll, one DEALER client. */
+START_TEST(router_poll_round_trips)
+{
+    poll_round_trips(ZT_TCP4, ZLINK_ROUTER, ZLINK_DEALER);
+}
+END_TEST
+
+/* Bursts with pauses: some messages are read by the I/O thread, some by
+ * the poll; a receiver that drains after each poll sees them all, once,
+ * in order. */
+#define BURST_MESSAGES 600
+
+static void burst_sender(void *arg)
+{
+    void *s = arg;
+    for (unsigned i = 0; i < BURST_MESSAGES; i++) {
+        size_t size = sizes[(i * 7) % SIZES];
+        if (multipart(i))
+            zt_send_part(s, 2, i + 5000u, ZLINK_SNDMORE);
+        zt_send_part(s, size, i, 0);
+        if (i % 9 == 0)
+            zl_test_sleep_ms(1);
+    }
+}
+
+START_TEST(poll_then_drain_keeps_order)
+{
+    void *ctx = zt_ctx();
+    void *sender = zt_socket(ctx, ZLINK_PAIR);
+    void *receiver = zt_socket(ctx, ZLINK_PAIR);
+    char ep[300];
+    ck_assert(zt_join(receiver, sender, ZT_TCP4, ep, sizeof ep));
+    unsigned before = zl_direct_recvs_total();
+    uv_thread_t t;
+    ck_assert_int_eq(uv_thread_create(&t, burst_sender, sender), 0);
+    unsigned next = 0;
+    while (next < BURST_MESSAGES) {
+        poll_in(receiver, ZT_TIMEOUT_MS);
+        for (;;) {
+            size_t size = sizes[(next * 7) % SIZES];
+            zlink_msg_t msg;
+            zlink_msg_init(&msg);
+            int rc = zlink_msg_recv(&msg, receiver, ZLINK_DONTWAIT);
+            if (rc < 0) {
+                ck_assert_int_eq(zlink_errno(), EAGAIN);
+                zlink_msg_close(&msg);
+                break;
+            }
+            if (multipart(next)) {
+                ck_assert_int_eq(rc, 2);
+                zt_check_bytes(zlink_msg_data(&msg), 2, next + 5000u);
+                ck_assert(zlink_msg_more(&msg));
+                zlink_msg_close(&msg);
+                zlink_msg_init(&msg);
+                rc = zlink_msg_recv(&msg, receiver, ZLINK_DONTWAIT);
+            }
+            ck_assert_int_eq(rc, zt_size_rc(size));
+            zt_check_bytes(zlink_msg_data(&msg), size, next);
+            ck_assert(!zlink_msg_more(&msg));
+            zlink_msg_close(&msg);
+            next++;
+        }
+    }
+    uv_thread_join(&t);
+    check_direct(before);
+    zt_close(sender);
+    zt_close(receiver);
+    zt_term(ctx);
+}
+END_TEST
+
+/* A message the poll held: POLLIN in ZLINK_EVENTS and in a poll that does
+ * not wait, until it is read; a close that never reads it frees it (the
+ * sanitizers judge); a context shut down ends the receive with ETERM. */
+static void send_one_later(void *arg)
+{
+    zl_test_sleep_ms(100);
+    zt_send_part(arg, 1000, 77, 0);
+}
+
+START_TEST(held_message_from_outside)
+{
+    bool read_after_shutdown = _i == 1;
+    void *ctx = zt_ctx();
+    void *sender = zt_socket(ctx, ZLINK_PAIR);
+    void *receiver = zt_socket(ctx, ZLINK_PAIR);
+    char ep[300];
+    ck_assert(zt_join(receiver, sender, ZT_TCP4, ep, sizeof ep));
+    unsigned before = zl_direct_recvs_total();
+    uv_thread_t t;
+    ck_assert_int_eq(uv_thread_create(&t, send_one_later, sender), 0);
+    poll_in(receiver, ZT_TIMEOUT_MS);
+    uv_thread_join(&t);
+    if (ZL_BACKEND_TRY_READ)
+        ck_assert_uint_eq(zl_direct_recvs_total() - before, 1);
+    ck_assert(zt_get_int(receiver, ZLINK_EVENTS) & ZLINK_POLLIN);
+    poll_in(receiver, 0);
+    if (read_after_shutdown) {
+        ck_assert_int_eq(zlink_ctx_shutdown(ctx), 0);
+        char c;
+        zt_expect_errno(zlink_recv(receiver, &c, 1, 0), ETERM);
+    }
+    zt_close(sender);
+    zt_close(receiver);
+    zt_term(ctx);
+}
+END_TEST
+
+/* ---- a raw ZMTP peer ---- */
+
+static size_t put_frame(uint8_t *out, uint8_t flags, const void *body,
+                        size_t size)
+{
+    out[0] = flags;
+    out[1] = (uint8_t)size;
+    memcpy(out + 2, body, size);
+    return 2 + size;
+}
+
+/* Connects a raw ZMTP 3.1 PAIR to zlink's port and completes the
+ * handshake: both greetings, both READYs. */
+static raw_fd raw_pair(int port)
+{
+    raw_fd fd = raw_connect(port);
+    uint8_t greeting[64] = {0xff, 0,    0, 0, 0,   0,   0,   0,
+                            0,    0x7f, 3, 1, 'N', 'U', 'L', 'L'};
+    raw_send(fd, greeting, sizeof greeting);
+    static const char ready[] = "\x05READY\x0bSocket-Type\0\0\0\x04PAIR";
+    uint8_t frame[64];
+    raw_send(fd, frame, put_frame(frame, 0x04, ready, sizeof ready - 1));
+    ck_assert(raw_recv_exact(fd, greeting, sizeof greeting, 5000));
+    uint8_t head[2], body[256];
+    ck_assert(raw_recv_exact(fd, head, 2, 5000));
+    ck_assert_uint_eq(head[0], 0x04);
+    ck_assert(raw_recv_exact(fd, body, head[1], 5000));
+    ck_assert(memcmp(body, "\x05READY", 6) == 0);
+    return fd;
+}
+
+typedef struct raw_later {
+    raw_fd fd;
+    const uint8_t *bytes;
+    size_t len;
+} raw_later;
+
+static void raw_send_later(void *arg)
+{
+    raw_later *l = arg;
+    zl_test_sleep_ms(30);
+    raw_send(l->fd, l->bytes, l->len);
+}
+
+/* While the poll sleeps: a good message is held and read; then reserved
+ * flags, a command with MORE, and a frame cut short by the peer's exit,
+ * each of which the engine judges as it always does. */
+enum {
+    RAW_GOOD,
+    RAW_RESERVED_FLAGS,
+    RAW_COMMAND_WITH_MORE,
+    RAW_CUT,
+    RAW_CASES
+};
+
+START_TEST(raw_peer_while_polling)
+{
+    raw_sockets_init();
+    void *ctx = zt_ctx();
+    void *pair = zt_socket(ctx, ZLINK_PAIR);
+    char ep[300];
+    zt_bind_tcp(pair, ep, sizeof ep);
+    raw_fd fd = raw_pair(atoi(strrchr(ep, ':') + 1));
+    uint8_t bytes[64];
+    size_t len = 0;
+    switch (_i) {
+    case RAW_GOOD:
+        len = put_frame(bytes, 0, "hello", 5);
+        break;
+    case RAW_RESERVED_FLAGS:
+        len = put_frame(bytes, 0x80, "abc", 3);
+        break;
+    case RAW_COMMAND_WITH_MORE:
+        len = put_frame(bytes, 0x05, "\x04PING\0\0", 7);
+        break;
+    case RAW_CUT:
+        len = put_frame(bytes, 0, "0123456789", 10) - 5;
+        break;
+    }
+    raw_later l = {fd, bytes, len};
+    uv_thread_t t;
+    ck_assert_int_eq(uv_thread_create(&t, raw_send_later, &l), 0);
+    zlink_pollitem_t item = {.socket = pair, .events = ZLINK_POLLIN};
+    int rc = zlink_poll(&item, 1, _i == RAW_GOOD ? ZT_TIMEOUT_MS : 300);
+    uv_thread_join(&t);
+    if (_i == RAW_GOOD) {
+        ck_assert_int_eq(rc, 1);
+        zt_recv_str(pair, "hello");
+    } else {
+        ck_assert_int_eq(rc, 0);
+        if (_i == RAW_CUT)
+            raw_shutdown_send(fd);
+        else
+            ck_assert(raw_closed_by_peer(fd, 5000));
+        /* Nothing was delivered; the socket still answers. */
+        char c;
+        zt_expect_errno(zlink_recv(pair, &c, 1, ZLINK_DONTWAIT), EAGAIN);
+    }
+    raw_close(fd);
+    zt_close(pair);
+    zt_term(ctx);
+}
+END_TEST
+
+static Suite *direct_recv_poll_suite(void)
+{
+    Suite *s = suite_create("direct_recv_poll");
+    TCase *tc = tcase_create("direct_recv_poll");
+    tcase_set_timeout(tc, 120);
+    tcase_add_loop_test(tc, pair_poll_round_trips, 0, 2);
+    tcase_add_test(tc, dealer_poll_round_trips);
+    tcase_add_test(tc, router_poll_round_trips);
+    tcase_add_test(tc, poll_then_drain_keeps_order);
+    tcase_add_loop_test(tc, held_message_from_outside, 0, 2);
+    tcase_add_loop_test(tc, raw_peer_while_polling, 0, RAW_CASES);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    return zl_test_run(direct_recv_poll_suite());
+}
