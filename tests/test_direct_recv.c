@@ -11,10 +11,7 @@
 #include <string.h>
 #include <uv.h>
 
-#include "backend.h"
-#include "direct_recv.h"
-#include "raw_socket.h"
-#include "socket_testutil.h"
+#include "direct_recv_testutil.h"
 
 /* ---- zlink to zlink ---- */
 
@@ -71,11 +68,7 @@ static void round_trips(int transport, int waiter_type, int echo_type)
         zt_recv_part(waiter, size, i, false);
     }
     uv_thread_join(&peer);
-    unsigned direct = zl_direct_recvs_total() - before;
-    if (ZL_BACKEND_TRY_READ)
-        ck_assert_uint_gt(direct, 0);
-    else
-        ck_assert_uint_eq(direct, 0);
+    zt_check_direct_reads(before);
     zt_close(waiter);
     zt_close(echo);
     zt_term(ctx);
@@ -137,66 +130,6 @@ END_TEST
 
 /* ---- a raw ZMTP peer ---- */
 
-#define GREETING_SIZE 64
-
-static size_t put_frame(uint8_t *out, uint8_t flags, const void *body,
-                        uint64_t size)
-{
-    size_t n = 0;
-    if (size > 255) {
-        out[n++] = flags | 0x02;
-        for (int i = 7; i >= 0; i--)
-            out[n++] = (uint8_t)(size >> (8 * i));
-    } else {
-        out[n++] = flags;
-        out[n++] = (uint8_t)size;
-    }
-    if (body)
-        memcpy(out + n, body, (size_t)size);
-    return n + (size_t)size;
-}
-
-/* One frame from zlink; false on timeout or EOF. */
-static bool read_frame(raw_fd fd, uint8_t *flags, uint8_t *body, size_t cap,
-                       size_t *size)
-{
-    uint8_t head[9];
-    if (!raw_recv_exact(fd, head, 2, 5000))
-        return false;
-    uint64_t n = head[1];
-    if (head[0] & 0x02) {
-        if (!raw_recv_exact(fd, head + 2, 7, 5000))
-            return false;
-        n = 0;
-        for (int i = 1; i < 9; i++)
-            n = (n << 8) | head[i];
-    }
-    ck_assert_uint_le(n, cap);
-    *flags = head[0];
-    *size = (size_t)n;
-    return raw_recv_exact(fd, body, (size_t)n, 5000);
-}
-
-/* Connects a raw ZMTP 3.1 PAIR to zlink's port and completes the
- * handshake: both greetings and both READYs. */
-static raw_fd raw_pair(int port)
-{
-    raw_fd fd = raw_connect(port);
-    uint8_t greeting[GREETING_SIZE] = {0xff, 0,    0, 0, 0,   0,   0,   0,
-                                       0,    0x7f, 3, 1, 'N', 'U', 'L', 'L'};
-    raw_send(fd, greeting, sizeof greeting);
-    static const char ready[] = "\x05READY\x0bSocket-Type\0\0\0\x04PAIR";
-    uint8_t frame[64];
-    raw_send(fd, frame, put_frame(frame, 0x04, ready, sizeof ready - 1));
-    ck_assert(raw_recv_exact(fd, greeting, sizeof greeting, 5000));
-    uint8_t flags, body[512];
-    size_t size;
-    ck_assert(read_frame(fd, &flags, body, sizeof body, &size));
-    ck_assert_uint_eq(flags, 0x04);
-    ck_assert(size > 6 && memcmp(body, "\x05READY", 6) == 0);
-    return fd;
-}
-
 /* Bytes the raw peer sends while zlink's thread waits in a receive: the
  * first split bytes after delay_ms, the rest gap_ms later. */
 typedef struct delayed {
@@ -230,7 +163,7 @@ static void add_part(delayed *d, size_t size, unsigned seed, bool more)
     ck_assert_ptr_nonnull(body);
     zt_fill(body, size, seed);
     ck_assert_uint_le(d->len + size + 9, sizeof d->bytes);
-    d->len += put_frame(d->bytes + d->len, more ? 0x01 : 0, body, size);
+    d->len += zt_put_frame(d->bytes + d->len, more ? 0x01 : 0, body, size);
     free(body);
 }
 
@@ -254,7 +187,7 @@ static void raw_setup(raw_fixture *f, int maxmsgsize)
     char ep[300];
     zt_bind_tcp(f->pair, ep, sizeof ep);
     f->port = atoi(strrchr(ep, ':') + 1);
-    f->fd = raw_pair(f->port);
+    f->fd = zt_raw_pair(f->port);
     memset(&f->d, 0, sizeof f->d);
     f->d.fd = f->fd;
 }
@@ -304,7 +237,7 @@ START_TEST(raw_peer_messages_while_waiting)
      * message after it is delivered. */
     reset_bytes(&f);
     static const char ping[] = "\x04PING\0\0ctx";
-    f.d.len = put_frame(f.d.bytes, 0x04, ping, sizeof ping - 1);
+    f.d.len = zt_put_frame(f.d.bytes, 0x04, ping, sizeof ping - 1);
     f.d.split = f.d.len;
     f.d.gap_ms = 20;
     add_part(&f.d, 10, 77, false);
@@ -313,7 +246,7 @@ START_TEST(raw_peer_messages_while_waiting)
     uv_thread_join(&t);
     uint8_t flags, body[64];
     size_t size;
-    ck_assert(read_frame(f.fd, &flags, body, sizeof body, &size));
+    ck_assert(zt_read_frame(f.fd, &flags, body, sizeof body, &size));
     ck_assert_uint_eq(flags, 0x04);
     ck_assert_uint_eq(size, 8);
     ck_assert(memcmp(body, "\x04PONGctx", 8) == 0);
@@ -358,7 +291,7 @@ START_TEST(raw_peer_messages_while_waiting)
 
     /* zlink's own sends still reach the peer. */
     zt_send_part(f.pair, 12, 9, 0);
-    ck_assert(read_frame(f.fd, &flags, body, sizeof body, &size));
+    ck_assert(zt_read_frame(f.fd, &flags, body, sizeof body, &size));
     ck_assert_uint_eq(flags, 0);
     ck_assert_uint_eq(size, 12);
     zt_check_bytes(body, 12, 9);
@@ -388,7 +321,7 @@ START_TEST(raw_peer_hostile_input_while_waiting)
     reset_bytes(&f);
     switch (_i) {
     case HOSTILE_RESERVED_FLAGS:
-        f.d.len = put_frame(f.d.bytes, 0x80, "abc", 3);
+        f.d.len = zt_put_frame(f.d.bytes, 0x80, "abc", 3);
         break;
     case HOSTILE_OVER_MAXMSGSIZE:
         add_part(&f.d, HOSTILE_MAXMSGSIZE + 1, 1, false);
@@ -400,10 +333,10 @@ START_TEST(raw_peer_hostile_input_while_waiting)
         f.d.len = 9;
         break;
     case HOSTILE_COMMAND_WITH_MORE:
-        f.d.len = put_frame(f.d.bytes, 0x05, "\x04PING\0\0", 7);
+        f.d.len = zt_put_frame(f.d.bytes, 0x05, "\x04PING\0\0", 7);
         break;
     case HOSTILE_VANISH_MID_FRAME:
-        f.d.len = put_frame(f.d.bytes, 0, "0123456789", 10) - 5;
+        f.d.len = zt_put_frame(f.d.bytes, 0, "0123456789", 10) - 5;
         break;
     }
     start_sending(&f, &t, 5);
@@ -424,7 +357,7 @@ START_TEST(raw_peer_hostile_input_while_waiting)
     zt_set_int(f.pair, ZLINK_RCVTIMEO, 1000);
     bool served = false;
     for (int attempt = 0; attempt < 10 && !served; attempt++) {
-        f.fd = raw_pair(f.port);
+        f.fd = zt_raw_pair(f.port);
         reset_bytes(&f);
         add_part(&f.d, 16, 42, false);
         start_sending(&f, &t, 5);

@@ -12,9 +12,7 @@
 #include <string.h>
 #include <uv.h>
 
-#include "backend.h"
-#include "direct_recv.h"
-#include "socket_testutil.h"
+#include "direct_recv_testutil.h"
 
 #define ROUND_TRIPS 200
 
@@ -47,17 +45,6 @@ static void close_sockets(sockets *k)
     zt_close(k->client);
     zt_close(k->server);
     zt_term(k->ctx);
-}
-
-/* The number of direct reads during a run must match what the backend
- * can do. */
-static void check_direct(unsigned before)
-{
-    unsigned direct = zl_direct_recvs_total() - before;
-    if (ZL_BACKEND_TRY_READ)
-        ck_assert_uint_gt(direct, 0);
-    else
-        ck_assert_uint_eq(direct, 0);
 }
 
 static void rep_echo(void *arg)
@@ -99,7 +86,7 @@ START_TEST(req_rep_round_trips)
         zt_expect_errno(zlink_recv(k.client, &c, 1, ZLINK_DONTWAIT), EFSM);
     }
     uv_thread_join(&t);
-    check_direct(before);
+    zt_check_direct_reads(before);
     close_sockets(&k);
 }
 END_TEST
@@ -171,7 +158,7 @@ START_TEST(rep_keeps_each_requests_envelope)
     uv_thread_join(&t);
     /* The DEALER's replies are multipart: every direct read was the
      * REP's. */
-    check_direct(before);
+    zt_check_direct_reads(before);
     close_sockets(&k);
 }
 END_TEST
@@ -238,7 +225,7 @@ START_TEST(req_drops_a_reply_without_delimiter)
     if (correlate)
         ck_assert_uint_eq(zl_direct_recvs_total() - before, 0);
     else
-        check_direct(before);
+        zt_check_direct_reads(before);
     close_sockets(&k);
 }
 END_TEST
@@ -331,7 +318,7 @@ START_TEST(router_round_trips)
         zt_recv_part(k.client, size, i + 7u, false);
     }
     uv_thread_join(&t);
-    check_direct(before);
+    zt_check_direct_reads(before);
     close_sockets(&k);
 }
 END_TEST

@@ -13,10 +13,7 @@
 #include <string.h>
 #include <uv.h>
 
-#include "backend.h"
-#include "direct_recv.h"
-#include "raw_socket.h"
-#include "socket_testutil.h"
+#include "direct_recv_testutil.h"
 
 #define ROUND_TRIPS 200
 
@@ -26,17 +23,6 @@ static const size_t sizes[] = {0, 1, 64, 200, 2048, 2049, 9000};
 static bool multipart(unsigned i)
 {
     return i % 6 == 4;
-}
-
-/* The number of direct reads during a run must match what the backend
- * can do. */
-static void check_direct(unsigned before)
-{
-    unsigned direct = zl_direct_recvs_total() - before;
-    if (ZL_BACKEND_TRY_READ)
-        ck_assert_uint_gt(direct, 0);
-    else
-        ck_assert_uint_eq(direct, 0);
 }
 
 /* Waits in zlink_poll for input on s alone, as a client that watches a
@@ -132,7 +118,7 @@ static void poll_round_trips(int transport, int waiter_type, int echo_type)
         zt_expect_errno(zlink_recv(waiter, &c, 1, ZLINK_DONTWAIT), EAGAIN);
     }
     uv_thread_join(&t);
-    check_direct(before);
+    zt_check_direct_reads(before);
     zt_close(waiter);
     zt_close(e.echo);
     zt_close(e.idle);
@@ -215,7 +201,7 @@ START_TEST(poll_then_drain_keeps_order)
         }
     }
     uv_thread_join(&t);
-    check_direct(before);
+    zt_check_direct_reads(before);
     zt_close(sender);
     zt_close(receiver);
     zt_term(ctx);
@@ -267,35 +253,6 @@ END_TEST
 
 /* ---- a raw ZMTP peer ---- */
 
-static size_t put_frame(uint8_t *out, uint8_t flags, const void *body,
-                        size_t size)
-{
-    out[0] = flags;
-    out[1] = (uint8_t)size;
-    memcpy(out + 2, body, size);
-    return 2 + size;
-}
-
-/* Connects a raw ZMTP 3.1 PAIR to zlink's port and completes the
- * handshake: both greetings, both READYs. */
-static raw_fd raw_pair(int port)
-{
-    raw_fd fd = raw_connect(port);
-    uint8_t greeting[64] = {0xff, 0,    0, 0, 0,   0,   0,   0,
-                            0,    0x7f, 3, 1, 'N', 'U', 'L', 'L'};
-    raw_send(fd, greeting, sizeof greeting);
-    static const char ready[] = "\x05READY\x0bSocket-Type\0\0\0\x04PAIR";
-    uint8_t frame[64];
-    raw_send(fd, frame, put_frame(frame, 0x04, ready, sizeof ready - 1));
-    ck_assert(raw_recv_exact(fd, greeting, sizeof greeting, 5000));
-    uint8_t head[2], body[256];
-    ck_assert(raw_recv_exact(fd, head, 2, 5000));
-    ck_assert_uint_eq(head[0], 0x04);
-    ck_assert(raw_recv_exact(fd, body, head[1], 5000));
-    ck_assert(memcmp(body, "\x05READY", 6) == 0);
-    return fd;
-}
-
 typedef struct raw_later {
     raw_fd fd;
     const uint8_t *bytes;
@@ -327,21 +284,21 @@ START_TEST(raw_peer_while_polling)
     void *pair = zt_socket(ctx, ZLINK_PAIR);
     char ep[300];
     zt_bind_tcp(pair, ep, sizeof ep);
-    raw_fd fd = raw_pair(atoi(strrchr(ep, ':') + 1));
+    raw_fd fd = zt_raw_pair(atoi(strrchr(ep, ':') + 1));
     uint8_t bytes[64];
     size_t len = 0;
     switch (_i) {
     case RAW_GOOD:
-        len = put_frame(bytes, 0, "hello", 5);
+        len = zt_put_frame(bytes, 0, "hello", 5);
         break;
     case RAW_RESERVED_FLAGS:
-        len = put_frame(bytes, 0x80, "abc", 3);
+        len = zt_put_frame(bytes, 0x80, "abc", 3);
         break;
     case RAW_COMMAND_WITH_MORE:
-        len = put_frame(bytes, 0x05, "\x04PING\0\0", 7);
+        len = zt_put_frame(bytes, 0x05, "\x04PING\0\0", 7);
         break;
     case RAW_CUT:
-        len = put_frame(bytes, 0, "0123456789", 10) - 5;
+        len = zt_put_frame(bytes, 0, "0123456789", 10) - 5;
         break;
     }
     raw_later l = {fd, bytes, len};
