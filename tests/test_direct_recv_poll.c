@@ -1,7 +1,8 @@
 /* test_direct_recv_poll.c — zlink_poll reading its one socket's
  * connection itself while it sleeps (poll.c, watch_connections): a
  * message read there is held for the next receive, before anything in the
- * pipe. Round trips through a poll for PAIR, DEALER and ROUTER; messages
+ * pipe. Round trips through a poll for PAIR, DEALER, ROUTER, REQ and REP
+ * (which take a held message only when it is read); messages
  * in bursts drained in order; what a held message looks like from
  * outside (ZLINK_EVENTS, a poll that does not wait, a close that never
  * reads it, a context shut down); and hostile bytes from a raw peer while
@@ -35,10 +36,16 @@ static void poll_in(void *s, long timeout)
 }
 
 /* The echo side waits in a poll over two sockets, which never reads
- * directly: every direct read is the side under test's. */
+ * directly, so that every direct read is the side under test's; or
+ * (alone) over its echo socket only, when both sides are under test. */
 typedef struct echo_side {
     void *echo, *idle;
+    bool alone;
 } echo_side;
+
+/* Reads a whole message, then sends it back: a REP may answer only once
+ * it has read all of the request. */
+#define ECHO_PARTS_MAX 4
 
 static void echo_loop(void *arg)
 {
@@ -47,25 +54,30 @@ static void echo_loop(void *arg)
         zlink_pollitem_t items[2] = {
             {.socket = e->echo, .events = ZLINK_POLLIN},
             {.socket = e->idle, .events = ZLINK_POLLIN}};
-        ck_assert_int_eq(zlink_poll(items, 2, ZT_TIMEOUT_MS), 1);
-        for (;;) {
-            zlink_msg_t msg;
-            zlink_msg_init(&msg);
-            ck_assert_int_ge(zlink_msg_recv(&msg, e->echo, ZLINK_DONTWAIT), 0);
-            bool more = zlink_msg_more(&msg);
-            ck_assert_int_ge(
-                zlink_msg_send(&msg, e->echo, more ? ZLINK_SNDMORE : 0), 0);
-            zlink_msg_close(&msg);
-            if (!more)
-                break;
+        ck_assert_int_eq(zlink_poll(items, e->alone ? 1 : 2, ZT_TIMEOUT_MS), 1);
+        zlink_msg_t parts[ECHO_PARTS_MAX];
+        int n = 0;
+        do {
+            ck_assert_int_lt(n, ECHO_PARTS_MAX);
+            zlink_msg_init(&parts[n]);
+            ck_assert_int_ge(zlink_msg_recv(&parts[n], e->echo, ZLINK_DONTWAIT),
+                             0);
+        } while (zlink_msg_more(&parts[n++]));
+        for (int k = 0; k < n; k++) {
+            ck_assert_int_ge(zlink_msg_send(&parts[k], e->echo,
+                                            k + 1 < n ? ZLINK_SNDMORE : 0),
+                             0);
+            zlink_msg_close(&parts[k]);
         }
     }
 }
 
-static void poll_round_trips(int transport, int waiter_type, int echo_type)
+static void poll_round_trips(int transport, int waiter_type, int echo_type,
+                             bool echo_alone)
 {
     void *ctx = zt_ctx();
-    echo_side e = {zt_socket(ctx, echo_type), zt_socket(ctx, ZLINK_PAIR)};
+    echo_side e = {zt_socket(ctx, echo_type), zt_socket(ctx, ZLINK_PAIR),
+                   echo_alone};
     void *waiter = zt_socket(ctx, waiter_type);
     bool router = waiter_type == ZLINK_ROUTER;
     if (router) {
@@ -113,9 +125,10 @@ static void poll_round_trips(int transport, int waiter_type, int echo_type)
         zt_check_bytes(zlink_msg_data(&msg), size, i);
         ck_assert_int_eq(zt_get_int(waiter, ZLINK_RCVMORE), 0);
         zlink_msg_close(&msg);
-        /* The poll held nothing more. */
+        /* The poll held nothing more (a REQ has nothing to wait for). */
         char c;
-        zt_expect_errno(zlink_recv(waiter, &c, 1, ZLINK_DONTWAIT), EAGAIN);
+        zt_expect_errno(zlink_recv(waiter, &c, 1, ZLINK_DONTWAIT),
+                        waiter_type == ZLINK_REQ ? EFSM : EAGAIN);
     }
     uv_thread_join(&t);
     zt_check_direct_reads(before);
@@ -127,20 +140,28 @@ static void poll_round_trips(int transport, int waiter_type, int echo_type)
 
 START_TEST(pair_poll_round_trips)
 {
-    poll_round_trips(_i == 0 ? ZT_TCP4 : ZT_IPC, ZLINK_PAIR, ZLINK_PAIR);
+    poll_round_trips(_i == 0 ? ZT_TCP4 : ZT_IPC, ZLINK_PAIR, ZLINK_PAIR, false);
 }
 END_TEST
 
 START_TEST(dealer_poll_round_trips)
 {
-    poll_round_trips(ZT_TCP4, ZLINK_DEALER, ZLINK_DEALER);
+    poll_round_trips(ZT_TCP4, ZLINK_DEALER, ZLINK_DEALER, false);
 }
 END_TEST
 
 /* A ROUTER server waiting in a poll, one DEALER client. */
 START_TEST(router_poll_round_trips)
 {
-    poll_round_trips(ZT_TCP4, ZLINK_ROUTER, ZLINK_DEALER);
+    poll_round_trips(ZT_TCP4, ZLINK_ROUTER, ZLINK_DEALER, false);
+}
+END_TEST
+
+/* zguide's lazy pirate: a REQ client that polls for its reply with a
+ * timeout; and a REP server polling its one socket too. */
+START_TEST(req_rep_poll_round_trips)
+{
+    poll_round_trips(_i == 0 ? ZT_TCP4 : ZT_IPC, ZLINK_REQ, ZLINK_REP, true);
 }
 END_TEST
 
@@ -251,6 +272,133 @@ START_TEST(held_message_from_outside)
 }
 END_TEST
 
+/* ---- REQ and REP: a held message is not read yet ---- */
+
+typedef struct replier {
+    void *rep, *idle;
+    int replies;
+} replier;
+
+/* Echoes each request a while after it came, so that the other side's
+ * poll is long asleep, watching, when the reply arrives. Waits in a poll
+ * over two sockets, which never reads directly. */
+static void reply_later(void *arg)
+{
+    replier *r = arg;
+    for (int i = 0; i < r->replies; i++) {
+        zlink_pollitem_t items[2] = {
+            {.socket = r->rep, .events = ZLINK_POLLIN},
+            {.socket = r->idle, .events = ZLINK_POLLIN}};
+        ck_assert_int_eq(zlink_poll(items, 2, ZT_TIMEOUT_MS), 1);
+        char buf[16];
+        int n = zlink_recv(r->rep, buf, sizeof buf, ZLINK_DONTWAIT);
+        ck_assert_int_gt(n, 0);
+        zl_test_sleep_ms(100);
+        ck_assert_int_eq(zlink_send(r->rep, buf, (size_t)n, 0), n);
+    }
+}
+
+/* Polls s in short sleeps until it is readable: each sleep watches anew,
+ * should the first have begun before the engine was done with earlier
+ * input. */
+static void poll_until_readable(void *s)
+{
+    zlink_pollitem_t item = {.socket = s, .events = ZLINK_POLLIN};
+    int ready = 0;
+    for (int tries = 0; ready == 0 && tries < ZT_TIMEOUT_MS / 5; tries++)
+        ready = zlink_poll(&item, 1, 5);
+    ck_assert_int_eq(ready, 1);
+}
+
+/* A REQ holding its reply behaves as libzmq's with the reply queued: POLLIN
+ * and no POLLOUT, EFSM for another request; read, it may send again. With
+ * REQ_RELAXED a new request makes the held reply stale: the receive
+ * returns the new request's reply, never the old one. */
+START_TEST(req_holding_its_reply)
+{
+    bool relaxed = _i == 1;
+    void *ctx = zt_ctx();
+    void *req = zt_socket(ctx, ZLINK_REQ);
+    replier r = {zt_socket(ctx, ZLINK_REP), zt_socket(ctx, ZLINK_PAIR),
+                 relaxed ? 2 : 1};
+    if (relaxed)
+        zt_set_int(req, ZLINK_REQ_RELAXED, 1);
+    char ep[300];
+    ck_assert(zt_join(r.rep, req, ZT_TCP4, ep, sizeof ep));
+    unsigned before = zl_direct_recvs_total();
+    uv_thread_t t;
+    ck_assert_int_eq(uv_thread_create(&t, reply_later, &r), 0);
+    zt_send_str(req, "one", 0);
+    poll_until_readable(req);
+    if (ZL_BACKEND_TRY_READ)
+        ck_assert_uint_eq(zl_direct_recvs_total() - before, 1);
+    /* A relaxed REQ may always send: POLLOUT, as libzmq's. */
+    ck_assert_int_eq(zt_get_int(req, ZLINK_EVENTS),
+                     relaxed ? ZLINK_POLLIN | ZLINK_POLLOUT : ZLINK_POLLIN);
+    if (!relaxed) {
+        zt_expect_errno(zlink_send(req, "x", 1, ZLINK_DONTWAIT), EFSM);
+        zt_recv_str(req, "one");
+    } else {
+        zt_send_str(req, "two", 0);
+        zt_recv_str(req, "two");
+    }
+    ck_assert_int_eq(zt_get_int(req, ZLINK_EVENTS), ZLINK_POLLOUT);
+    uv_thread_join(&t);
+    zt_close(req);
+    zt_close(r.rep);
+    zt_close(r.idle);
+    zt_term(ctx);
+}
+END_TEST
+
+/* A REP holding a request has not read it: no POLLOUT, and EFSM for a
+ * reply; read, its reply goes back to the requester. Should the requester
+ * be gone by the time the request is read (_i == 1), the request is still
+ * read and its reply dropped, as libzmq's REP does. */
+static void request_later(void *arg)
+{
+    zl_test_sleep_ms(100);
+    zt_send_str(arg, "ask", 0);
+}
+
+START_TEST(rep_holding_a_request)
+{
+    bool requester_gone = _i == 1;
+    void *ctx = zt_ctx();
+    void *rep = zt_socket(ctx, ZLINK_REP);
+    void *req = zt_socket(ctx, ZLINK_REQ);
+    char ep[300];
+    ck_assert(zt_join(rep, req, ZT_TCP4, ep, sizeof ep));
+    unsigned before = zl_direct_recvs_total();
+    uv_thread_t t;
+    ck_assert_int_eq(uv_thread_create(&t, request_later, req), 0);
+    poll_until_readable(rep);
+    uv_thread_join(&t);
+    if (ZL_BACKEND_TRY_READ)
+        ck_assert_uint_eq(zl_direct_recvs_total() - before, 1);
+    ck_assert_int_eq(zt_get_int(rep, ZLINK_EVENTS), ZLINK_POLLIN);
+    zt_expect_errno(zlink_send(rep, "x", 1, ZLINK_DONTWAIT), EFSM);
+    if (requester_gone) {
+        zt_close(req);
+        req = NULL;
+        /* Until the REP has taken in the end of that connection. */
+        for (int i = 0; i < 20; i++) {
+            zl_test_sleep_ms(10);
+            (void)zt_get_int(rep, ZLINK_EVENTS);
+        }
+    }
+    zt_recv_str(rep, "ask");
+    ck_assert_int_eq(zt_get_int(rep, ZLINK_EVENTS), ZLINK_POLLOUT);
+    zt_send_str(rep, "answer", 0);
+    if (req) {
+        zt_recv_str(req, "answer");
+        zt_close(req);
+    }
+    zt_close(rep);
+    zt_term(ctx);
+}
+END_TEST
+
 /* ---- a raw ZMTP peer ---- */
 
 typedef struct raw_later {
@@ -334,6 +482,9 @@ static Suite *direct_recv_poll_suite(void)
     tcase_add_loop_test(tc, pair_poll_round_trips, 0, 2);
     tcase_add_test(tc, dealer_poll_round_trips);
     tcase_add_test(tc, router_poll_round_trips);
+    tcase_add_loop_test(tc, req_rep_poll_round_trips, 0, 2);
+    tcase_add_loop_test(tc, req_holding_its_reply, 0, 2);
+    tcase_add_loop_test(tc, rep_holding_a_request, 0, 2);
     tcase_add_test(tc, poll_then_drain_keeps_order);
     tcase_add_loop_test(tc, held_message_from_outside, 0, 2);
     tcase_add_loop_test(tc, raw_peer_while_polling, 0, RAW_CASES);

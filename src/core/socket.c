@@ -356,13 +356,12 @@ zl_pipe *zl_socket_watch_connection(zl_socket *s, zl_sleeper *w,
 {
     zl_direct_envelope envelope;
     zl_pipe *p = direct_pipe(s, &envelope);
-    /* Only where the take changes nothing but the message: a REQ or REP
-     * that took a message would move on before the application read it. */
-    if (!p || envelope != ZL_DIRECT_BARE)
+    if (!p)
         return NULL;
     zl_recv_port *port = zl_pipe_recv_port(p);
     if (!zl_recv_port_watch(port, w))
         return NULL;
+    s->watched_envelope = envelope;
     *os_socket = zl_recv_port_os_socket(port);
     return p;
 }
@@ -373,15 +372,28 @@ bool zl_socket_unwatch_connection(zl_socket *s, zl_pipe *p, bool readable)
     zl_recv_result r = ZL_RECV_NOTHING;
     if (readable) {
         zlink_msg_init(&s->held);
-        r = zl_recv_port_take(port, ZL_DIRECT_BARE, &s->held);
+        r = zl_recv_port_take(port, s->watched_envelope, &s->held);
     }
     if (zl_recv_port_unwatch(port, r == ZL_RECV_FOR_ENGINE))
         zl_pipe_wake_writer(p);
     if (r != ZL_RECV_MESSAGE)
         return false;
-    direct_taken(s, p, &s->held);
+    /* The pipe may go before the receive; the pattern then still needs
+     * its routing id. */
+    zl_pipe_ref(p);
+    s->held_from = p;
     s->holding = true;
     return true;
+}
+
+void zl_socket_drop_held(zl_socket *s)
+{
+    if (!s->holding)
+        return;
+    zlink_msg_close(&s->held);
+    zl_pipe_unref(s->held_from);
+    s->held_from = NULL;
+    s->holding = false;
 }
 
 int zl_socket_process_commands(zl_socket *s, int wait_ms)
@@ -738,15 +750,20 @@ int zl_socket_send_msg(zl_socket *s, zlink_msg_t *msg, int flags)
 }
 
 /* The message a poll read for this socket (zl_socket_unwatch_connection)
- * comes before anything in the pipe, as it came first on the wire. */
+ * comes before anything in the pipe, as it came first on the wire. The
+ * pattern takes it now, as its receive would have. */
 static ZL_NOINLINE int take_held(zl_socket *s, zlink_msg_t *msg)
 {
     if (zl_ctx_terminating(s->ctx)) {
         errno = ETERM;
         return -1;
     }
+    zl_pipe *p = s->held_from;
     zlink_msg_move(msg, &s->held);
+    s->held_from = NULL;
     s->holding = false;
+    direct_taken(s, p, msg);
+    zl_pipe_unref(p);
     return 0;
 }
 
@@ -1241,8 +1258,7 @@ bool zl_socket_reapable(zl_socket *s)
 
 void zl_socket_destroy(zl_socket *s)
 {
-    if (s->holding)
-        zlink_msg_close(&s->held);
+    zl_socket_drop_held(s);
     if (s->ops->destroy)
         s->ops->destroy(s);
     zl_monitor_destroy(s);

@@ -77,10 +77,16 @@ typedef struct zl_socket {
     uv_mutex_t monitor_lock;
     bool rcvmore;
     /* A message this thread read from the connection while zlink_poll
-     * slept (zl_socket_unwatch_connection): the next receive returns it,
-     * before anything in the pipe. */
+     * slept (zl_socket_unwatch_connection), its envelope dropped: the next
+     * receive returns it, before anything in the pipe. The pattern takes
+     * it only then (direct_recv_taken), so that until the application
+     * reads it a REQ or REP stays where libzmq's would: no POLLOUT, EFSM
+     * for a send out of turn. */
     bool holding;
     zlink_msg_t held;
+    zl_pipe *held_from; /* with a reference, while holding */
+    /* What the connection being watched puts before a message's body. */
+    zl_direct_envelope watched_envelope;
     bool closed; /* zlink_close was called; the reaper owns it */
     size_t ctx_slot;
 } zl_socket;
@@ -109,6 +115,9 @@ zl_pipe *zl_socket_watch_connection(zl_socket *s, struct zl_sleeper *w,
  * sleeper was raised. Reads a message into s->held when it can, and
  * stops watching. True when s holds a message now. */
 bool zl_socket_unwatch_connection(zl_socket *s, zl_pipe *p, bool readable);
+/* A REQ's new request makes the reply s holds stale, as those queued in
+ * its pipes are: drops it. */
+void zl_socket_drop_held(zl_socket *s);
 
 /* Send/receive one part with socket semantics (timeouts, ETERM). */
 int zl_socket_send_msg(zl_socket *s, zlink_msg_t *msg, int flags);

@@ -153,7 +153,9 @@ static int req_send(zl_socket *s, zlink_msg_t *msg)
             return -1;
         r->message_begins = false;
         /* Replies queued before this request are stale: an hour-old answer
-         * from another peer must not pass for this one's. */
+         * from another peer must not pass for this one's. So is one that
+         * zlink_poll read and holds. */
+        zl_socket_drop_held(s);
         zlink_msg_t stale;
         zlink_msg_init(&stale);
         while (zl_fair_queue_recv(&r->in, s, &stale, NULL) == 0)
