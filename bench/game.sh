@@ -180,9 +180,11 @@ run_cross_process() {
         done
     fi
     echo "== cross-process latency (64 B, ${XPROC_LAT_COUNT:-10000} round trips per run)"
-    # REQ_REP is libzmq's own latency test (perf/local_lat, remote_lat).
-    local lat_patterns="PAIR DEALER_ROUTER REQ_REP"
-    ((lat_only)) && lat_patterns="PAIR REQ_REP"
+    # REQ_REP is libzmq's own latency test (perf/local_lat, remote_lat);
+    # REQ_REP_POLL the same with zmq_poll before each receive (zguide's
+    # lazy pirate client, a server that watches a timeout).
+    local lat_patterns="PAIR DEALER_ROUTER REQ_REP REQ_REP_POLL"
+    ((lat_only)) && lat_patterns="PAIR REQ_REP REQ_REP_POLL"
     for p in $lat_patterns; do
         for t in $transports; do
             for ((r = 1; r <= RUNS; r++)); do
@@ -229,8 +231,9 @@ write_goals() {
     z_sk=$(val "$mc" '^zlink,1000,4,64,' 11) l_sk=$(val "$mc" '^libzmq,1000,4,64,' 11)
     z_r=$(val "$rr" '^zlink,10000,' 7) l_r=$(val "$rr" '^libzmq,10000,' 7)
     z_x=$(val "$xp" '^lat,PAIR,tcp,64,' 13) l_x=$(val "$xp" '^lat,PAIR,tcp,64,' 14)
-    local z_xr l_xr
+    local z_xr l_xr z_xrp l_xrp
     z_xr=$(val "$xp" '^lat,REQ_REP,tcp,64,' 13) l_xr=$(val "$xp" '^lat,REQ_REP,tcp,64,' 14)
+    z_xrp=$(val "$xp" '^lat,REQ_REP_POLL,tcp,64,' 13) l_xrp=$(val "$xp" '^lat,REQ_REP_POLL,tcp,64,' 14)
     z_ic=$(val "$ic" '^zlink,' 4) z_is=$(val "$ic" '^zlink,' 5)
     l_ic=$(val "$ic" '^libzmq,' 4) l_is=$(val "$ic" '^libzmq,' 5)
     local z_iw l_iw
@@ -248,6 +251,7 @@ write_goals() {
         echo "| client CPU per request at 10k req/s | <= 0.8x | <= 0.5x | $(ratio_of "$z_r" "$l_r") | ${z_r:-?} / ${l_r:-?} us |"
         echo "| RTT p50 across processes, 64 B ping-pong (PAIR tcp) | <= 0.8x | <= 0.5x | $(ratio_of "$z_x" "$l_x") | ${z_x:-?} / ${l_x:-?} us one way |"
         echo "| the same, REQ/REP tcp (libzmq's local_lat/remote_lat) | <= 0.8x | <= 0.5x | $(ratio_of "$z_xr" "$l_xr") | ${z_xr:-?} / ${l_xr:-?} us one way |"
+        echo "| the same, REQ/REP tcp, zmq_poll before each receive | <= 0.8x | <= 0.5x | $(ratio_of "$z_xrp" "$l_xrp") | ${z_xrp:-?} / ${l_xrp:-?} us one way |"
         echo "| idle CPU, 1000 silent connections (client / server) | 0 | 0 | ${z_ic:-?} / ${z_is:-?} us, ${z_iw} wakeups | libzmq ${l_ic:-?} / ${l_is:-?} us, ${l_iw} wakeups |"
     } >"$md"
     cat "$md"

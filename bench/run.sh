@@ -184,7 +184,7 @@ FAILURES=$RESULTS/failures.txt
 run_one() {
     local lib=$1 kind=$2 pattern=$3 transport=$4 size=$5 count=$6 run=$7
     # REQ and REP take turns: latency cells only.
-    [[ $pattern == REQ_REP && $kind != *lat ]] && return 0
+    [[ $pattern == REQ_REP* && $kind != *lat ]] && return 0
     local args=(--pattern "$pattern" --transport "$transport" --size "$size"
         --count "$count" --csv)
     # xthr, xlat, xburst: the same cells across two processes.

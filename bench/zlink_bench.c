@@ -62,12 +62,15 @@ enum pattern {
     PAT_ROUTER_ROUTER,
     PAT_ROUTER_ROUTER_POLL,
     PAT_REQ_REP, /* latency only: libzmq's perf/local_lat and remote_lat */
+    /* latency only: both sides wait in zmq_poll before each receive, as
+     * zguide's lazy pirate client and a server watching a timeout do */
+    PAT_REQ_REP_POLL,
     PAT_COUNT
 };
 static const char *const pattern_names[PAT_COUNT] = {
     "PAIR",          "PUBSUB",        "DEALER_DEALER",
     "DEALER_ROUTER", "ROUTER_ROUTER", "ROUTER_ROUTER_POLL",
-    "REQ_REP"};
+    "REQ_REP",       "REQ_REP_POLL"};
 
 /* tls: zlink's TLS (certificates from $ZLINK_BENCH_TLS_CERTS, as
  * tests/tls/make_certs.sh makes them); curve: libzmq's CURVE over tcp, the
@@ -187,7 +190,7 @@ static void usage(void)
             "       zlink_bench_%s --handshakes N --transport T [--reconnect] "
             "[--csv]\n"
             "  P: PAIR PUBSUB DEALER_DEALER DEALER_ROUTER ROUTER_ROUTER "
-            "ROUTER_ROUTER_POLL REQ_REP (--latency)\n"
+            "ROUTER_ROUTER_POLL REQ_REP REQ_REP_POLL (--latency)\n"
             "  T: tcp ipc inproc tls curve\n"
             "  other: --io-threads N (default 1), --stall-ms MS (default "
             "10000),\n"
@@ -349,7 +352,8 @@ static void parse_args(int argc, char **argv, struct config *cfg)
         cfg->warmup = 1;
     if (cfg->latency && cfg->pattern == PAT_PUBSUB)
         die("--latency needs a two-way pattern, not PUBSUB");
-    if (!cfg->latency && cfg->pattern == PAT_REQ_REP)
+    if (!cfg->latency &&
+        (cfg->pattern == PAT_REQ_REP || cfg->pattern == PAT_REQ_REP_POLL))
         die("REQ_REP takes turns: it runs with --latency only");
 }
 
@@ -677,6 +681,7 @@ static void setup_cell(struct cell *c)
         receiver_type = ZMQ_ROUTER;
         break;
     case PAT_REQ_REP:
+    case PAT_REQ_REP_POLL:
         sender_type = ZMQ_REQ;
         receiver_type = ZMQ_REP;
         break;
@@ -686,7 +691,8 @@ static void setup_cell(struct cell *c)
     }
     c->sender_is_router = sender_type == ZMQ_ROUTER;
     c->receiver_is_router = receiver_type == ZMQ_ROUTER;
-    c->poll_before_recv = cfg->pattern == PAT_ROUTER_ROUTER_POLL;
+    c->poll_before_recv = cfg->pattern == PAT_ROUTER_ROUTER_POLL ||
+                          cfg->pattern == PAT_REQ_REP_POLL;
     int hwm = cfg->pattern == PAT_PUBSUB ? PUBSUB_HWM : DEFAULT_HWM;
 
     c->ctx = zmq_ctx_new();
