@@ -110,16 +110,6 @@ zl_recv_result zl_recv_port_take(zl_recv_port *port,
  * with the pipe's ACTIVATE_WRITE. */
 bool zl_recv_port_unwatch(zl_recv_port *port, bool for_engine);
 
-/* The socket types whose pattern may let the socket's thread read its
- * messages itself (zl_pattern_ops.direct_recv_envelope): the engine opens
- * the port for them only. */
-static inline bool zl_direct_recv_fits(int socket_type)
-{
-    return socket_type == ZLINK_PAIR || socket_type == ZLINK_DEALER ||
-           socket_type == ZLINK_PULL || socket_type == ZLINK_REQ ||
-           socket_type == ZLINK_REP || socket_type == ZLINK_ROUTER;
-}
-
 /* Messages the socket's thread read itself since the start, for tests. */
 unsigned zl_direct_recvs_total(void);
 

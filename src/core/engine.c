@@ -14,6 +14,7 @@
 #include "direct_recv.h"
 #include "direct_send.h"
 #include "engine_private.h"
+#include "patterns/pattern.h"
 
 #include <assert.h>
 #include <errno.h>
@@ -409,6 +410,7 @@ zl_engine *zl_engine_create(zl_session *session, zl_loop *loop,
     e->loop = loop;
     e->stream = stream;
     e->socket_type = options->type;
+    e->recv_port_fits = zl_pattern_reads_directly(options->type);
     /* libzmq announces an Identity only where it means something. */
     if ((options->type == ZLINK_REQ || options->type == ZLINK_DEALER ||
          options->type == ZLINK_ROUTER) &&

@@ -289,8 +289,8 @@ void zl_engine_read_completed(zl_engine *e, int status, size_t bytes)
 static void open_recv_port(zl_engine *e)
 {
     if (!ZL_BACKEND_TRY_READ || e->state != ZL_ENGINE_ACTIVE || !e->session ||
-        e->routing_id_first || !zl_direct_recv_fits(e->socket_type) ||
-        e->heartbeat_ivl > 0 || zl_timer_active(&e->heartbeat_deadline) ||
+        e->routing_id_first || !e->recv_port_fits || e->heartbeat_ivl > 0 ||
+        zl_timer_active(&e->heartbeat_deadline) ||
         !zl_decoder_at_message_start(&e->decoder))
         return;
     zl_handle *handle = zl_stream_plain_handle(e->stream);

@@ -87,6 +87,9 @@ struct zl_engine {
     zl_stream *stream;
     zl_op transport_op; /* the stream's handshake */
     int socket_type;
+    /* The socket's thread may read this type's messages itself: the
+     * engine opens the receive port (direct_recv.h) for it. */
+    bool recv_port_fits;
     /* Ours, announced in READY; NULL when empty, as it usually is, so that
      * a connection does not carry 256 bytes for it. */
     zl_blob *routing_id;

@@ -1,4 +1,5 @@
 /* pattern_table.c — which pattern implements which socket type. */
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "patterns/pattern.h"
@@ -17,6 +18,12 @@ const zl_pattern_ops *zl_pattern_for_type(int type)
             return patterns[i];
     }
     return NULL;
+}
+
+bool zl_pattern_reads_directly(int type)
+{
+    const zl_pattern_ops *ops = zl_pattern_for_type(type);
+    return ops && ops->direct_recv_envelope;
 }
 
 zl_direct_envelope zl_pattern_direct_bare(struct zl_socket *s, zl_pipe *p)
