@@ -443,14 +443,10 @@ static int read_part(zl_socket *s, router_state *r, zlink_msg_t *msg,
     }
 }
 
-/* Reads a message's first part into pending_part, where it waits until
- * its id frame has been taken: read there at once, it is moved only once,
- * to the application. */
-static int hold_first_part(zl_socket *s, router_state *r)
+/* The message whose first part is in pending_part came from `from`: the
+ * part waits there until its id frame has been taken. */
+static void hold_from(router_state *r, zl_pipe *from)
 {
-    zl_pipe *from = NULL;
-    if (read_part(s, r, &r->pending_part, &from) != 0)
-        return -1;
     size_t len;
     const uint8_t *id = zl_pipe_routing_id(from, &len);
     r->pending_id.len = (uint8_t)len;
@@ -458,6 +454,31 @@ static int hold_first_part(zl_socket *s, router_state *r)
         memcpy(r->pending_id.data, id, len);
     r->pending = true;
     r->pending_id_sent = false;
+}
+
+/* Reads a message's first part into pending_part: read there at once, it
+ * is moved only once, to the application. */
+static int hold_first_part(zl_socket *s, router_state *r)
+{
+    zl_pipe *from = NULL;
+    if (read_part(s, r, &r->pending_part, &from) != 0)
+        return -1;
+    hold_from(r, from);
+    return 0;
+}
+
+/* The pending message's id frame, into msg (empty); -1 without memory,
+ * which an id of at most ZL_MSG_INLINE_MAX bytes never needs. */
+static int take_pending_id(router_state *r, zlink_msg_t *msg)
+{
+    if (zlink_msg_init_size(msg, r->pending_id.len) != 0) {
+        zlink_msg_init(msg);
+        return -1;
+    }
+    memcpy(zlink_msg_data(msg), r->pending_id.data, r->pending_id.len);
+    zl_msg_set_flags(msg, ZL_MSG_MORE);
+    r->pending_id_sent = true;
+    r->more_in = true;
     return 0;
 }
 
@@ -475,24 +496,14 @@ static zl_direct_envelope router_direct_recv_envelope(zl_socket *s, zl_pipe *p)
     return ZL_DIRECT_BARE;
 }
 
-/* As router_recv's first call: the part waits, the id frame goes out. */
+/* As router_recv's first call: the part waits, the id frame goes out
+ * (inline: router_direct_recv_envelope checked its size). */
 static void router_direct_recv_taken(zl_socket *s, zl_pipe *p, zlink_msg_t *msg)
 {
     router_state *r = state_of(s);
     zlink_msg_move(&r->pending_part, msg);
-    size_t len;
-    const uint8_t *id = zl_pipe_routing_id(p, &len);
-    zlink_msg_close(msg);
-    zlink_msg_init_size(msg, len); /* inline: cannot fail */
-    if (len > 0)
-        memcpy(zlink_msg_data(msg), id, len);
-    zl_msg_set_flags(msg, ZL_MSG_MORE);
-    r->pending_id.len = (uint8_t)len;
-    if (len > 0)
-        memcpy(r->pending_id.data, id, len);
-    r->pending = true;
-    r->pending_id_sent = true;
-    r->more_in = true;
+    hold_from(r, p);
+    (void)take_pending_id(r, msg);
 }
 
 static int router_recv(zl_socket *s, zlink_msg_t *msg)
@@ -507,17 +518,8 @@ static int router_recv(zl_socket *s, zlink_msg_t *msg)
     }
     if (!r->pending && hold_first_part(s, r) != 0)
         return -1;
-    if (!r->pending_id_sent) {
-        if (zlink_msg_init_size(msg, r->pending_id.len) != 0) {
-            zlink_msg_init(msg);
-            return -1;
-        }
-        memcpy(zlink_msg_data(msg), r->pending_id.data, r->pending_id.len);
-        zl_msg_set_flags(msg, ZL_MSG_MORE);
-        r->pending_id_sent = true;
-        r->more_in = true;
-        return 0;
-    }
+    if (!r->pending_id_sent)
+        return take_pending_id(r, msg);
     zlink_msg_move(msg, &r->pending_part);
     r->pending = false;
     r->more_in = (zl_msg_flags(msg) & ZL_MSG_MORE) != 0;
