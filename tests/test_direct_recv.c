@@ -234,16 +234,21 @@ START_TEST(raw_peer_messages_while_waiting)
         ck_assert_uint_eq(zl_direct_recvs_total() - before, 0);
 
     /* A PING while the receive waits is the engine's: it answers, and the
-     * message after it is delivered. */
+     * message after it is delivered. The receive, which found the port
+     * closed while the engine read the PING, was woken when the engine
+     * opened it again, and reads that message itself. */
     reset_bytes(&f);
     static const char ping[] = "\x04PING\0\0ctx";
     f.d.len = zt_put_frame(f.d.bytes, 0x04, ping, sizeof ping - 1);
     f.d.split = f.d.len;
-    f.d.gap_ms = 20;
+    f.d.gap_ms = 100;
     add_part(&f.d, 10, 77, false);
+    before = zl_direct_recvs_total();
     start_sending(&f, &t, 5);
     zt_recv_part(f.pair, 10, 77, false);
     uv_thread_join(&t);
+    if (ZL_BACKEND_TRY_READ)
+        ck_assert_uint_eq(zl_direct_recvs_total() - before, 1);
     uint8_t flags, body[64];
     size_t size;
     ck_assert(zt_read_frame(f.fd, &flags, body, sizeof body, &size));
@@ -413,6 +418,37 @@ START_TEST(waiting_receive_ends_on_shutdown)
 }
 END_TEST
 
+/* A receive that begins before its connection does, and sleeps while the
+ * engine is still busy with the handshake (the port closed): the engine
+ * wakes it once it opens the port, and the message that comes later is
+ * read directly. Without that wake the receive would sleep through its
+ * whole wait and leave the message to the I/O thread. */
+START_TEST(receive_begun_before_its_connection)
+{
+    void *ctx = zt_ctx();
+    void *receiver = zt_socket(ctx, ZLINK_PAIR);
+    void *sender = zt_socket(ctx, ZLINK_PAIR);
+    zt_set_int(receiver, ZLINK_RCVTIMEO, ZT_TIMEOUT_MS);
+    char ep[300];
+    zt_bind_tcp(receiver, ep, sizeof ep);
+    unsigned before = zl_direct_recvs_total();
+    blocked b = {receiver, 0, 0};
+    uv_thread_t t;
+    ck_assert_int_eq(uv_thread_create(&t, blocked_receive, &b), 0);
+    zl_test_sleep_ms(50);
+    ck_assert_int_eq(zlink_connect(sender, ep), 0);
+    zl_test_sleep_ms(200);
+    zt_send_str(sender, "late", 0);
+    uv_thread_join(&t);
+    ck_assert_int_eq(b.rc, 4);
+    if (ZL_BACKEND_TRY_READ)
+        ck_assert_uint_eq(zl_direct_recvs_total() - before, 1);
+    zt_close(sender);
+    zt_close(receiver);
+    zt_term(ctx);
+}
+END_TEST
+
 static Suite *direct_recv_suite(void)
 {
     Suite *s = suite_create("direct_recv");
@@ -425,6 +461,7 @@ static Suite *direct_recv_suite(void)
     tcase_add_loop_test(tc, raw_peer_hostile_input_while_waiting, 0,
                         HOSTILE_CASES);
     tcase_add_test(tc, waiting_receive_ends_on_shutdown);
+    tcase_add_test(tc, receive_begun_before_its_connection);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -26,7 +26,10 @@ enum {
      * engine reads nothing until it is woken. */
     ENGINE_IDLE = 4,
     /* The engine closes the connection: the socket's thread lets go. */
-    SHUT = 8
+    SHUT = 8,
+    /* With CLOSED only: a receive waits and wants to watch; the engine's
+     * next opening wakes it. */
+    WANTED = 16
 };
 
 static atomic_uint recvs_total;
@@ -44,13 +47,14 @@ void zl_recv_port_init(zl_recv_port *port)
 
 /* ---- the engine's thread ---- */
 
-void zl_recv_port_open(zl_recv_port *port, zl_handle *handle,
+bool zl_recv_port_open(zl_recv_port *port, zl_handle *handle,
                        struct zl_metadata *metadata, int64_t max_msg_size,
                        int64_t max_msg_parts)
 {
     /* Acquire: the socket's thread is done with the fields. */
-    if (atomic_load_explicit(&port->state, memory_order_acquire) != CLOSED)
-        return; /* the socket's thread still lets go of the last opening */
+    if ((atomic_load_explicit(&port->state, memory_order_acquire) & OWNER) !=
+        CLOSED)
+        return false; /* the socket's thread still lets go of the last one */
     port->handle = handle;
     if (port->metadata != metadata) {
         if (port->metadata)
@@ -62,7 +66,8 @@ void zl_recv_port_open(zl_recv_port *port, zl_handle *handle,
     port->max_msg_size = max_msg_size;
     port->max_msg_parts = max_msg_parts;
     /* Release: a thread that sees OPEN sees the fields. */
-    atomic_store_explicit(&port->state, OPEN, memory_order_release);
+    return atomic_exchange_explicit(&port->state, OPEN, memory_order_acq_rel) &
+           WANTED;
 }
 
 bool zl_recv_port_close(zl_recv_port *port)
@@ -137,6 +142,22 @@ bool zl_recv_port_watch(zl_recv_port *port, struct zl_sleeper *w)
      * probe then finds the port watched and waits, as it may anyway. */
     zl_handle_watch_input(port->handle, true);
     return true;
+}
+
+bool zl_recv_port_want(zl_recv_port *port)
+{
+    int s = CLOSED;
+    return atomic_compare_exchange_strong_explicit(
+               &port->state, &s, CLOSED | WANTED, memory_order_relaxed,
+               memory_order_relaxed) ||
+           s == (CLOSED | WANTED);
+}
+
+void zl_recv_port_unwant(zl_recv_port *port)
+{
+    int s = CLOSED | WANTED;
+    atomic_compare_exchange_strong_explicit(
+        &port->state, &s, CLOSED, memory_order_relaxed, memory_order_relaxed);
 }
 
 /* The input is readable: reads one message into msg when the port is

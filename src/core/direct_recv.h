@@ -64,8 +64,10 @@ void zl_recv_port_init(zl_recv_port *port);
 /* The engine waits for input with a readiness probe, at a message
  * boundary with nothing buffered: the socket's thread may watch. Takes a
  * reference to metadata (given to each message read), kept until
- * zl_recv_port_shut. */
-void zl_recv_port_open(zl_recv_port *port, zl_handle *handle,
+ * zl_recv_port_shut. True when a receive began to wait while the port was
+ * closed and wants to watch (zl_recv_port_want): the engine then wakes
+ * that thread through the pipe (ZL_CMD_RECV_PORT_OPEN). */
+bool zl_recv_port_open(zl_recv_port *port, zl_handle *handle,
                        struct zl_metadata *metadata, int64_t max_msg_size,
                        int64_t max_msg_parts);
 /* The engine's probe completed. True when the engine reads now (the port
@@ -83,6 +85,12 @@ void zl_recv_port_shut(zl_recv_port *port);
  * w is this thread's sleeper, which the engine raises to get the port
  * back. */
 bool zl_recv_port_watch(zl_recv_port *port, struct zl_sleeper *w);
+/* The port is closed because the engine is still reading: asks the engine
+ * to wake this thread when it opens it (true), so that a wait that began
+ * too early can still watch. unwant takes the request back once the wait
+ * is over; a wake that comes after is a harmless command. */
+bool zl_recv_port_want(zl_recv_port *port);
+void zl_recv_port_unwant(zl_recv_port *port);
 
 typedef enum zl_recv_result {
     ZL_RECV_MESSAGE,   /* a message was read into msg */

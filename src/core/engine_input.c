@@ -298,9 +298,10 @@ static void open_recv_port(zl_engine *e)
         return;
     if (!e->recv_port)
         e->recv_port = zl_session_recv_port(e->session);
-    if (e->recv_port)
+    if (e->recv_port &&
         zl_recv_port_open(e->recv_port, handle, e->metadata,
-                          e->decoder.max_msg_size, e->decoder.max_msg_parts);
+                          e->decoder.max_msg_size, e->decoder.max_msg_parts))
+        zl_session_recv_port_opened(e->session);
 }
 
 /* Submits the next read, unless input is stopped. Whether it costs a

@@ -22,7 +22,8 @@ typedef enum zl_cmd_type {
     ZL_CMD_TERM_ACK,       /* an I/O object of this socket is gone */
     ZL_CMD_STOP,           /* stop an I/O thread */
     ZL_CMD_CALL,           /* run fn(target, arg) on the receiving thread */
-    ZL_CMD_HICCUP          /* the connection behind a pipe is being re-made */
+    ZL_CMD_HICCUP,         /* the connection behind a pipe is being re-made */
+    ZL_CMD_RECV_PORT_OPEN  /* a receive may watch the connection now */
 } zl_cmd_type;
 
 typedef struct zl_cmd {

@@ -740,6 +740,11 @@ void zl_pipe_wake_writer(zl_pipe *p)
     send_cmd(p->peer, ZL_CMD_ACTIVATE_WRITE);
 }
 
+void zl_pipe_wake_reader(zl_pipe *p)
+{
+    send_cmd(p->peer, ZL_CMD_RECV_PORT_OPEN);
+}
+
 zl_direct_port *zl_pipe_direct_port(zl_pipe *p)
 {
     return &p->shared->port;

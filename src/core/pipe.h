@@ -154,6 +154,9 @@ struct zl_recv_port *zl_pipe_recv_port(zl_pipe *p);
  * holds (the engine, idle while the socket's thread read its connection,
  * reads again). */
 void zl_pipe_wake_writer(zl_pipe *p);
+/* The writer's end (the session): sends the reader RECV_PORT_OPEN, which
+ * only wakes it (a receive that waits to watch the connection). */
+void zl_pipe_wake_reader(zl_pipe *p);
 /* Drops the parts of an unfinished multipart message. */
 void zl_pipe_rollback(zl_pipe *p);
 

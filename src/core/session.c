@@ -46,6 +46,12 @@ struct zl_recv_port *zl_session_recv_port(zl_session *s)
     return s->pipe ? zl_pipe_recv_port(s->pipe) : NULL;
 }
 
+void zl_session_recv_port_opened(zl_session *s)
+{
+    if (s->pipe)
+        zl_pipe_wake_reader(s->pipe);
+}
+
 /* ---- the pipe ---- */
 
 /* Pipe HWMs between socket and session: SNDHWM limits what the socket

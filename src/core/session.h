@@ -96,6 +96,9 @@ struct zl_direct_port *zl_session_direct_port(zl_session *s);
 /* The pipe's port for the socket's own reads (direct_recv.h); NULL while
  * there is no pipe. */
 struct zl_recv_port *zl_session_recv_port(zl_session *s);
+/* The engine opened that port for a receive that waits to watch it: wakes
+ * the socket's thread. */
+void zl_session_recv_port_opened(zl_session *s);
 /* The endpoint as the application wrote it, for monitor events. */
 const char *zl_session_endpoint(const zl_session *s);
 

@@ -221,6 +221,8 @@ void zl_socket_handle_command(zl_socket *s, const zl_cmd *cmd)
             s->ops->read_activated(s, p);
         }
         break;
+    case ZL_CMD_RECV_PORT_OPEN:
+        break; /* the wake was the point: the receive looks at the port */
     case ZL_CMD_HICCUP:
         if (zl_pipe_cmd_live(p) && is_attached(s, p) && s->ops->hiccuped)
             s->ops->hiccuped(s, p);
@@ -317,6 +319,20 @@ static void direct_taken(zl_socket *s, zl_pipe *p, zlink_msg_t *msg)
         s->ops->direct_recv_taken(s, p, msg);
 }
 
+/* The engine is still reading, its port closed: sleeps as
+ * sleep_for_command does, and has the engine wake this thread when it
+ * opens the port, so that the rest of the wait can watch instead of
+ * leaving the next message to the I/O thread too. Returns 0 when it
+ * waited, -1 when the port opened meanwhile. */
+static int wait_for_port(zl_socket *s, zl_recv_port *port, int wait_ms)
+{
+    if (!zl_recv_port_want(port))
+        return -1;
+    sleep_for_command(s, wait_ms);
+    zl_recv_port_unwant(port);
+    return 0;
+}
+
 /* A blocking receive reads its connection itself while it waits, when the
  * engine has opened the port (direct_pipe): sleeping as sleep_for_command
  * does, on its sleeper and on the connection at once. Returns 1 with a
@@ -330,8 +346,14 @@ static int wait_reading_connection(zl_socket *s, zlink_msg_t *msg, int wait_ms)
         return -1;
     zl_recv_port *port = zl_pipe_recv_port(p);
     zl_sleeper *w = &s->own_sleeper;
-    if (!zl_recv_port_watch(port, w))
-        return -1;
+    if (!zl_recv_port_watch(port, w)) {
+        if (wait_for_port(s, port, wait_ms) == 0)
+            return 0;
+        /* Opened just now; or already closed again, by input the engine
+         * reads and puts in the pipe. */
+        if (!zl_recv_port_watch(port, w))
+            return -1;
+    }
     zl_recv_result r = ZL_RECV_NOTHING; /* a command came meanwhile */
     zl_socket_set_sleeper(s, w);
     zl_socket_sleepers_set();
