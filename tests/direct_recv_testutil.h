@@ -13,7 +13,7 @@
 #include "socket_testutil.h"
 
 /* Direct reads since before: some where the backend can read from the
- * socket's thread (epoll), none where it cannot (IOCP, kqueue for now). */
+ * socket's thread (epoll, kqueue), none where it cannot (IOCP). */
 static inline void zt_check_direct_reads(unsigned before)
 {
     unsigned direct = zl_direct_recvs_total() - before;

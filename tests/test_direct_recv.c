@@ -4,7 +4,7 @@
  * messages, a PING, frames split across writes, several messages in one
  * write, multipart and large messages, and hostile input, which must close
  * the connection as it does without the path. Where the backend cannot
- * read from another thread (IOCP, kqueue for now), the same traffic must
+ * read from another thread (IOCP), the same traffic must
  * flow with no direct read at all. */
 
 #include <stdlib.h>

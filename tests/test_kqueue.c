@@ -203,6 +203,44 @@ START_TEST(disable_holds_back_enable_reports)
 }
 END_TEST
 
+struct enable_args {
+    int kq, fd;
+};
+
+static void *enable_later(void *arg)
+{
+    struct enable_args *a = arg;
+    zl_test_sleep_ms(50);
+    struct kevent kev;
+    EV_SET(&kev, (uintptr_t)a->fd, EVFILT_READ, EV_ENABLE, 0, 0, NULL);
+    kevent(a->kq, &kev, 1, NULL, 0, NULL);
+    return NULL;
+}
+
+/* The same from another thread, while this one already waits in kevent
+ * and has seen the input come while the event was disabled: the enable
+ * ends the wait (zl_handle_watch_input does this). */
+START_TEST(enable_from_another_thread_wakes_a_waiter)
+{
+    int kq = new_kq(), sv[2];
+    pair(sv);
+    change(kq, (uintptr_t)sv[0], EVFILT_READ, EV_ADD | EV_CLEAR, 0, NULL);
+    change(kq, (uintptr_t)sv[0], EVFILT_READ, EV_DISABLE, 0, NULL);
+    put(sv[1], 3);
+    struct kevent ev[4];
+    ck_assert_int_eq(collect(kq, ev, 4, 20), 0);
+    struct enable_args args = {kq, sv[0]};
+    pthread_t thread;
+    ck_assert_int_eq(pthread_create(&thread, NULL, enable_later, &args), 0);
+    ck_assert_int_eq(collect(kq, ev, 4, 5000), 1);
+    ck_assert_int_eq(ev[0].data, 3);
+    pthread_join(thread, NULL);
+    close(sv[0]);
+    close(sv[1]);
+    close(kq);
+}
+END_TEST
+
 /* "EV_DELETE: Removes the event from the kqueue." Deleting one that is
  * not there is ENOENT; re-adding modifies rather than duplicates. */
 START_TEST(delete_and_re_add)
@@ -596,6 +634,7 @@ int main(void)
     tcase_add_test(tc, clear_reports_again_only_on_new_data);
     tcase_add_test(tc, oneshot_is_deleted_once_reported);
     tcase_add_test(tc, disable_holds_back_enable_reports);
+    tcase_add_test(tc, enable_from_another_thread_wakes_a_waiter);
     tcase_add_test(tc, delete_and_re_add);
     tcase_add_test(tc, eof_with_data_pending);
     tcase_add_test(tc, eof_carries_the_socket_error);

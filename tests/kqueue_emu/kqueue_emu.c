@@ -278,13 +278,19 @@ static void user_fflags(struct knote *kn, unsigned int fflags)
     }
 }
 
+/* A thread waiting in kevent on kq collects again. */
+static void wake_waiters(struct emu_kq *kq)
+{
+    uint64_t one = 1;
+    while (write(kq->user_fd, &one, sizeof one) < 0 && errno == EINTR)
+        ;
+}
+
 static void trigger(struct emu_kq *kq, struct knote *kn)
 {
     kn->triggered = true;
     activate(kq, kn);
-    uint64_t one = 1;
-    while (write(kq->user_fd, &one, sizeof one) < 0 && errno == EINTR)
-        ;
+    wake_waiters(kq);
 }
 
 /* As the kernel does on attach: a knote whose condition already holds is
@@ -362,8 +368,13 @@ static int apply_change(struct emu_kq *kq, const struct kevent *kev)
     }
     if (kev->flags & EV_DISABLE)
         kn->enabled = false;
-    if (kev->flags & EV_ENABLE)
+    if ((kev->flags & EV_ENABLE) && !kn->enabled) {
         kn->enabled = true;
+        /* Activity seen while disabled is reported now: a thread asleep
+         * in kevent must look again. */
+        if (kn->active)
+            wake_waiters(kq);
+    }
     if (f == FILTER_USER) {
         if (kev->fflags & NOTE_TRIGGER)
             trigger(kq, kn);

@@ -9,8 +9,8 @@
 #define ZL_BACKEND_NAME "kqueue"
 /* zl_handle_try_write works from any thread. */
 #define ZL_BACKEND_TRY_WRITE 1
-/* Not yet: kqueue would disable EVFILT_READ while the input is watched. */
-#define ZL_BACKEND_TRY_READ 0
+/* zl_handle_try_read and zl_handle_watch_input work from any thread. */
+#define ZL_BACKEND_TRY_READ 1
 
 /* A pipe: macOS has no eventfd. fds[0] is the end that is polled. */
 struct zl_signaler {

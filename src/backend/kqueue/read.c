@@ -82,11 +82,12 @@ void zl_poller_read_ready(zl_handle *h)
     }
 }
 
-/* Not yet on kqueue (ZL_BACKEND_TRY_READ 0): it would disable EVFILT_READ
- * while another thread watches the input. */
+/* While another thread watches the input, EVFILT_READ is disabled: the
+ * filter still tracks the socket (kqueue(2): "The filter itself is not
+ * disabled"), and EV_ENABLE reports input that waits then, as it would
+ * have been reported. The end of the stream is seen by the watching thread
+ * first, as input the engine must read. */
 int zl_handle_watch_input(zl_handle *h, bool watched)
 {
-    (void)h;
-    (void)watched;
-    return -ENOTSUP;
+    return zl_kq_change(&h->io, EVFILT_READ, watched ? EV_DISABLE : EV_ENABLE);
 }
