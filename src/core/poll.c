@@ -253,6 +253,13 @@ static void disarm_sockets(zlink_pollitem_t *items, int n,
             zl_sleeper_give(&sleepers[j].ctx->sleepers, sleepers[j].sleeper);
 }
 
+/* A socket whose connection the poll watches (its OS socket among the
+ * pollfds), or whose engine it asked to raise its sleeper once it may. */
+typedef struct poll_watch {
+    zl_pipe *pipe; /* NULL: neither */
+    bool connection;
+} poll_watch;
+
 /* While the poll sleeps, the thread watches the connection of the socket
  * waited on for input, when it may read it itself (socket.h,
  * zl_socket_watch_connection): its input wakes this thread instead of the
@@ -260,16 +267,16 @@ static void disarm_sockets(zlink_pollitem_t *items, int n,
  * receive, two wakeups fewer. Adds its OS socket after the nfds pollfds;
  * returns the new number. */
 static int watch_connections(zlink_pollitem_t *items, int n, zl_sleeper **armed,
-                             zl_pipe **watched, zl_os_pollfd *fds, int nfds)
+                             poll_watch *watched, zl_os_pollfd *fds, int nfds)
 {
     for (int i = 0; i < n; i++) {
-        watched[i] = NULL;
+        watched[i].pipe = NULL;
         if (!items[i].socket || !(items[i].events & ZLINK_POLLIN))
             continue;
         zl_os_socket os_socket;
-        watched[i] =
-            zl_socket_watch_connection(items[i].socket, armed[i], &os_socket);
-        if (watched[i])
+        watched[i].pipe = zl_socket_watch_connection(
+            items[i].socket, armed[i], &os_socket, &watched[i].connection);
+        if (watched[i].pipe && watched[i].connection)
             fds[nfds++] = (zl_os_pollfd){os_socket, ZL_OS_POLLIN, 0};
     }
     return nfds;
@@ -281,15 +288,17 @@ static int watch_connections(zlink_pollitem_t *items, int n, zl_sleeper **armed,
  * put an older one in the pipe. Returns how many sockets hold one now,
  * ready for input. */
 static int unwatch_connections(zlink_pollitem_t *items, int n,
-                               zl_pipe **watched, const zl_os_pollfd *fds,
-                               int first, bool woken)
+                               const poll_watch *watched,
+                               const zl_os_pollfd *fds, int first, bool woken)
 {
     int ready = 0, k = first;
     for (int i = 0; i < n; i++) {
-        if (!watched[i])
+        if (!watched[i].pipe)
             continue;
-        bool readable = !woken && fds[k++].revents != 0;
-        if (zl_socket_unwatch_connection(items[i].socket, watched[i],
+        bool readable = watched[i].connection && !woken && fds[k].revents != 0;
+        if (watched[i].connection)
+            k++;
+        if (zl_socket_unwatch_connection(items[i].socket, watched[i].pipe,
                                          readable)) {
             items[i].revents = ZLINK_POLLIN;
             ready++;
@@ -358,11 +367,11 @@ int zlink_poll(zlink_pollitem_t *items, int n, long timeout)
     zl_os_pollfd stack_fds[2 * ZLINK_POLLITEMS_DFLT];
     poll_sleeper stack_sleepers[ZLINK_POLLITEMS_DFLT];
     zl_sleeper *stack_armed[ZLINK_POLLITEMS_DFLT];
-    zl_pipe *stack_watched[ZLINK_POLLITEMS_DFLT];
+    poll_watch stack_watched[ZLINK_POLLITEMS_DFLT];
     zl_os_pollfd *fds = stack_fds;
     poll_sleeper *sleepers = stack_sleepers;
     zl_sleeper **armed = stack_armed;
-    zl_pipe **watched = stack_watched;
+    poll_watch *watched = stack_watched;
     if (n > ZLINK_POLLITEMS_DFLT) {
         fds = malloc(2 * (size_t)n * sizeof *fds);
         sleepers = malloc((size_t)n * sizeof *sleepers);

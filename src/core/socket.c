@@ -374,23 +374,32 @@ static int wait_reading_connection(zl_socket *s, zlink_msg_t *msg, int wait_ms)
 }
 
 zl_pipe *zl_socket_watch_connection(zl_socket *s, zl_sleeper *w,
-                                    zl_os_socket *os_socket)
+                                    zl_os_socket *os_socket, bool *connection)
 {
     zl_direct_envelope envelope;
     zl_pipe *p = direct_pipe(s, &envelope);
     if (!p)
         return NULL;
     zl_recv_port *port = zl_pipe_recv_port(p);
-    if (!zl_recv_port_watch(port, w))
+    *connection = zl_recv_port_watch(port, w);
+    /* The engine still reading: it raises w when it opens the port (as
+     * for wait_for_port), and the poll's next sleep watches. */
+    if (!*connection && !zl_recv_port_want(port) &&
+        !(*connection = zl_recv_port_watch(port, w)))
         return NULL;
-    s->watched_envelope = envelope;
-    *os_socket = zl_recv_port_os_socket(port);
+    s->watched_envelope = *connection ? envelope : ZL_DIRECT_NOT_NOW;
+    if (*connection)
+        *os_socket = zl_recv_port_os_socket(port);
     return p;
 }
 
 bool zl_socket_unwatch_connection(zl_socket *s, zl_pipe *p, bool readable)
 {
     zl_recv_port *port = zl_pipe_recv_port(p);
+    if (s->watched_envelope == ZL_DIRECT_NOT_NOW) {
+        zl_recv_port_unwant(port);
+        return false;
+    }
     zl_recv_result r = ZL_RECV_NOTHING;
     if (readable) {
         zlink_msg_init(&s->held);

@@ -85,7 +85,8 @@ typedef struct zl_socket {
     bool holding;
     zlink_msg_t held;
     zl_pipe *held_from; /* with a reference, while holding */
-    /* What the connection being watched puts before a message's body. */
+    /* What the connection being watched puts before a message's body;
+     * NOT_NOW while a poll waits for the port instead. */
     zl_direct_envelope watched_envelope;
     bool closed; /* zlink_close was called; the reaper owns it */
     size_t ctx_slot;
@@ -108,9 +109,12 @@ void zl_socket_handle_command(zl_socket *s, const zl_cmd *cmd);
 
 /* zlink_poll sleeps on s, with its sleeper w armed: when s's thread may
  * read its connection itself (direct_recv.h), watches it and gives the
- * OS socket to sleep on too. Returns the pipe watched, or NULL. */
+ * OS socket to sleep on too (*connection true). When the engine is still
+ * reading, asks it instead to raise w once it opens the port, so that the
+ * poll's next sleep can watch (*connection false, no OS socket). Returns
+ * the pipe, or NULL for neither. */
 zl_pipe *zl_socket_watch_connection(zl_socket *s, struct zl_sleeper *w,
-                                    zl_os_socket *os_socket);
+                                    zl_os_socket *os_socket, bool *connection);
 /* After that sleep: readable when the connection had input and no
  * sleeper was raised. Reads a message into s->held when it can, and
  * stops watching. True when s holds a message now. */
