@@ -35,11 +35,23 @@ static void poll_in(void *s, long timeout)
     ck_assert_int_eq(item.revents, ZLINK_POLLIN);
 }
 
+/* A tcp PAIR with a peer: beside another socket whose connection a poll
+ * could watch, the poll watches neither (two candidates), so its thread
+ * never reads directly. */
+static void *connected_idle(void *ctx, void **peer)
+{
+    void *s = zt_socket(ctx, ZLINK_PAIR);
+    *peer = zt_socket(ctx, ZLINK_PAIR);
+    char ep[300];
+    ck_assert(zt_join(s, *peer, ZT_TCP4, ep, sizeof ep));
+    return s;
+}
+
 /* The echo side waits in a poll over two sockets, which never reads
  * directly, so that every direct read is the side under test's; or
  * (alone) over its echo socket only, when both sides are under test. */
 typedef struct echo_side {
-    void *echo, *idle;
+    void *echo, *idle, *idle_peer;
     bool alone;
 } echo_side;
 
@@ -76,8 +88,8 @@ static void poll_round_trips(int transport, int waiter_type, int echo_type,
                              bool echo_alone)
 {
     void *ctx = zt_ctx();
-    echo_side e = {zt_socket(ctx, echo_type), zt_socket(ctx, ZLINK_PAIR),
-                   echo_alone};
+    echo_side e = {.echo = zt_socket(ctx, echo_type), .alone = echo_alone};
+    e.idle = connected_idle(ctx, &e.idle_peer);
     void *waiter = zt_socket(ctx, waiter_type);
     bool router = waiter_type == ZLINK_ROUTER;
     if (router) {
@@ -91,6 +103,7 @@ static void poll_round_trips(int transport, int waiter_type, int echo_type,
         zt_close(waiter);
         zt_close(e.echo);
         zt_close(e.idle);
+        zt_close(e.idle_peer);
         zt_term(ctx);
         return;
     }
@@ -135,6 +148,7 @@ static void poll_round_trips(int transport, int waiter_type, int echo_type,
     zt_close(waiter);
     zt_close(e.echo);
     zt_close(e.idle);
+    zt_close(e.idle_peer);
     zt_term(ctx);
 }
 
@@ -275,7 +289,7 @@ END_TEST
 /* ---- REQ and REP: a held message is not read yet ---- */
 
 typedef struct replier {
-    void *rep, *idle;
+    void *rep, *idle, *idle_peer;
     int replies;
 } replier;
 
@@ -307,8 +321,8 @@ START_TEST(req_holding_its_reply)
     bool relaxed = _i == 1;
     void *ctx = zt_ctx();
     void *req = zt_socket(ctx, ZLINK_REQ);
-    replier r = {zt_socket(ctx, ZLINK_REP), zt_socket(ctx, ZLINK_PAIR),
-                 relaxed ? 2 : 1};
+    replier r = {.rep = zt_socket(ctx, ZLINK_REP), .replies = relaxed ? 2 : 1};
+    r.idle = connected_idle(ctx, &r.idle_peer);
     if (relaxed)
         zt_set_int(req, ZLINK_REQ_RELAXED, 1);
     char ep[300];
@@ -335,6 +349,7 @@ START_TEST(req_holding_its_reply)
     zt_close(req);
     zt_close(r.rep);
     zt_close(r.idle);
+    zt_close(r.idle_peer);
     zt_term(ctx);
 }
 END_TEST
@@ -462,6 +477,90 @@ START_TEST(raw_peer_while_polling)
 }
 END_TEST
 
+/* A poll over a tcp PAIR beside an inproc PAIR (a thread's control
+ * socket, as a zactor has): the tcp socket is the one whose connection
+ * the poll may watch, and its replies are read directly; messages on the
+ * inproc socket still wake the poll, and a reply that came meanwhile is
+ * left to the I/O thread, never lost. The echo side polls over two tcp
+ * sockets, which never reads directly: every direct read is the
+ * waiter's. */
+typedef struct echo_two {
+    void *echo, *other;
+} echo_two;
+
+#define BESIDE_ROUNDS 100
+
+static void echo_between_two(void *arg)
+{
+    echo_two *e = arg;
+    for (unsigned i = 0; i < BESIDE_ROUNDS; i++) {
+        zlink_pollitem_t items[2] = {
+            {.socket = e->echo, .events = ZLINK_POLLIN},
+            {.socket = e->other, .events = ZLINK_POLLIN}};
+        ck_assert_int_eq(zlink_poll(items, 2, ZT_TIMEOUT_MS), 1);
+        zlink_msg_t msg;
+        zlink_msg_init(&msg);
+        ck_assert_int_ge(zlink_msg_recv(&msg, e->echo, ZLINK_DONTWAIT), 0);
+        ck_assert_int_ge(zlink_msg_send(&msg, e->echo, 0), 0);
+        zlink_msg_close(&msg);
+    }
+}
+
+START_TEST(poll_beside_an_inproc_socket)
+{
+    void *ctx = zt_ctx();
+    void *waiter = zt_socket(ctx, ZLINK_PAIR);
+    void *control = zt_socket(ctx, ZLINK_PAIR);
+    void *controller = zt_socket(ctx, ZLINK_PAIR);
+    echo_two e = {zt_socket(ctx, ZLINK_PAIR), zt_socket(ctx, ZLINK_PAIR)};
+    void *other_peer = zt_socket(ctx, ZLINK_PAIR);
+    char ep[300];
+    ck_assert(zt_join(e.echo, waiter, ZT_TCP4, ep, sizeof ep));
+    ck_assert(zt_join(e.other, other_peer, ZT_TCP4, ep, sizeof ep));
+    ck_assert(zt_join(control, controller, ZT_INPROC, ep, sizeof ep));
+    unsigned before = zl_direct_recvs_total();
+    uv_thread_t t;
+    ck_assert_int_eq(uv_thread_create(&t, echo_between_two, &e), 0);
+    for (unsigned i = 0; i < BESIDE_ROUNDS; i++) {
+        zt_send_part(waiter, 64, i, 0);
+        bool commanded = i % 10 == 5;
+        if (commanded)
+            zt_send_str(controller, "tick", 0);
+        bool replied = false, ticked = false;
+        while (!replied || (commanded && !ticked)) {
+            zlink_pollitem_t items[2] = {
+                {.socket = waiter, .events = ZLINK_POLLIN},
+                {.socket = control, .events = ZLINK_POLLIN}};
+            ck_assert_int_ge(zlink_poll(items, 2, ZT_TIMEOUT_MS), 1);
+            if (items[1].revents & ZLINK_POLLIN) {
+                ck_assert(commanded && !ticked);
+                zt_recv_str(control, "tick");
+                ticked = true;
+            }
+            if (items[0].revents & ZLINK_POLLIN) {
+                ck_assert(!replied);
+                zlink_msg_t msg;
+                zlink_msg_init(&msg);
+                ck_assert_int_eq(zlink_msg_recv(&msg, waiter, ZLINK_DONTWAIT),
+                                 64);
+                zt_check_bytes(zlink_msg_data(&msg), 64, i);
+                zlink_msg_close(&msg);
+                replied = true;
+            }
+        }
+    }
+    uv_thread_join(&t);
+    zt_check_direct_reads(before);
+    zt_close(waiter);
+    zt_close(control);
+    zt_close(controller);
+    zt_close(e.echo);
+    zt_close(e.other);
+    zt_close(other_peer);
+    zt_term(ctx);
+}
+END_TEST
+
 /* A PING that the poll's watch leaves to the engine, then a message: the
  * poll, which then found the port closed while the engine answered the
  * PING, is raised when the engine opens it again, and its next sleep
@@ -520,6 +619,7 @@ static Suite *direct_recv_poll_suite(void)
     tcase_add_loop_test(tc, held_message_from_outside, 0, 2);
     tcase_add_loop_test(tc, raw_peer_while_polling, 0, RAW_CASES);
     tcase_add_test(tc, poll_after_a_ping_reads_directly);
+    tcase_add_test(tc, poll_beside_an_inproc_socket);
     suite_add_tcase(s, tc);
     return s;
 }

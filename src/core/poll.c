@@ -253,58 +253,71 @@ static void disarm_sockets(zlink_pollitem_t *items, int n,
             zl_sleeper_give(&sleepers[j].ctx->sleepers, sleepers[j].sleeper);
 }
 
-/* A socket whose connection the poll watches (its OS socket among the
- * pollfds), or whose engine it asked to raise its sleeper once it may. */
+/* The one socket whose connection a poll's sleep watches (its OS socket
+ * among the pollfds), or whose engine it asked to raise its sleeper once
+ * it may (socket.h, zl_socket_watch_connection). */
 typedef struct poll_watch {
+    int item;      /* -1: none */
     zl_pipe *pipe; /* NULL: neither */
     bool connection;
 } poll_watch;
 
-/* While the poll sleeps, the thread watches the connection of the socket
- * waited on for input, when it may read it itself (socket.h,
- * zl_socket_watch_connection): its input wakes this thread instead of the
- * I/O thread, and a message this thread reads is held for the next
- * receive, two wakeups fewer. Adds its OS socket after the nfds pollfds;
- * returns the new number. */
-static int watch_connections(zlink_pollitem_t *items, int n, zl_sleeper **armed,
-                             poll_watch *watched, zl_os_pollfd *fds, int nfds)
+/* The item whose connection the sleep may watch: the one socket waited on
+ * for input that may read its connection itself. Sockets beside it whose
+ * peers are threads (inproc) cost nothing to wait on. With two or more
+ * candidates, none: a watch changes the I/O thread's registration twice,
+ * two system calls that a poll over many sockets would pay per socket on
+ * every pass. -1 for none. */
+static int watch_candidate(const zlink_pollitem_t *items, int n,
+                           int socket_count)
 {
+    if (socket_count > ZLINK_POLLITEMS_DFLT)
+        return -1;
+    int found = -1;
     for (int i = 0; i < n; i++) {
-        watched[i].pipe = NULL;
-        if (!items[i].socket || !(items[i].events & ZLINK_POLLIN))
+        if (!items[i].socket || !(items[i].events & ZLINK_POLLIN) ||
+            !zl_socket_may_watch_connection(items[i].socket))
             continue;
-        zl_os_socket os_socket;
-        watched[i].pipe = zl_socket_watch_connection(
-            items[i].socket, armed[i], &os_socket, &watched[i].connection);
-        if (watched[i].pipe && watched[i].connection)
-            fds[nfds++] = (zl_os_pollfd){os_socket, ZL_OS_POLLIN, 0};
+        if (found >= 0)
+            return -1;
+        found = i;
     }
+    return found;
+}
+
+/* While the poll sleeps, the thread watches that connection: its input
+ * wakes this thread instead of the I/O thread, and a message this thread
+ * reads is held for the next receive, two wakeups fewer. Adds its OS
+ * socket after the nfds pollfds; returns the new number. */
+static int watch_connection(zlink_pollitem_t *items, zl_sleeper **armed,
+                            poll_watch *w, zl_os_pollfd *fds, int nfds)
+{
+    w->pipe = NULL;
+    if (w->item < 0)
+        return nfds;
+    zl_os_socket os_socket;
+    w->pipe = zl_socket_watch_connection(items[w->item].socket, armed[w->item],
+                                         &os_socket, &w->connection);
+    if (w->pipe && w->connection)
+        fds[nfds++] = (zl_os_pollfd){os_socket, ZL_OS_POLLIN, 0};
     return nfds;
 }
 
 /* Stops watching, before the sleepers go back to their pools (the engine
  * raises a watching thread's sleeper). A connection that had input while
  * no sleeper was raised has its message read: no command came that could
- * put an older one in the pipe. Returns how many sockets hold one now,
+ * put an older one in the pipe. Returns 1 when the socket holds one now,
  * ready for input. */
-static int unwatch_connections(zlink_pollitem_t *items, int n,
-                               const poll_watch *watched,
-                               const zl_os_pollfd *fds, int first, bool woken)
+static int unwatch_connection(zlink_pollitem_t *items, const poll_watch *w,
+                              const zl_os_pollfd *fds, int at, bool woken)
 {
-    int ready = 0, k = first;
-    for (int i = 0; i < n; i++) {
-        if (!watched[i].pipe)
-            continue;
-        bool readable = watched[i].connection && !woken && fds[k].revents != 0;
-        if (watched[i].connection)
-            k++;
-        if (zl_socket_unwatch_connection(items[i].socket, watched[i].pipe,
-                                         readable)) {
-            items[i].revents = ZLINK_POLLIN;
-            ready++;
-        }
-    }
-    return ready;
+    if (!w->pipe)
+        return 0;
+    bool readable = w->connection && !woken && fds[at].revents != 0;
+    if (!zl_socket_unwatch_connection(items[w->item].socket, w->pipe, readable))
+        return 0;
+    items[w->item].revents = ZLINK_POLLIN;
+    return 1;
 }
 
 /* The raw sockets' OS events, after the count sleepers. Returns the number
@@ -362,26 +375,21 @@ int zlink_poll(zlink_pollitem_t *items, int n, long timeout)
         return 0;
     }
     /* A sleep waits on the sleepers (at most one per socket), the raw
-     * sockets and the connections watched (one per socket): 2n pollfds at
-     * most. */
+     * sockets and one connection watched: 2n pollfds at most. */
     zl_os_pollfd stack_fds[2 * ZLINK_POLLITEMS_DFLT];
     poll_sleeper stack_sleepers[ZLINK_POLLITEMS_DFLT];
     zl_sleeper *stack_armed[ZLINK_POLLITEMS_DFLT];
-    poll_watch stack_watched[ZLINK_POLLITEMS_DFLT];
     zl_os_pollfd *fds = stack_fds;
     poll_sleeper *sleepers = stack_sleepers;
     zl_sleeper **armed = stack_armed;
-    poll_watch *watched = stack_watched;
     if (n > ZLINK_POLLITEMS_DFLT) {
         fds = malloc(2 * (size_t)n * sizeof *fds);
         sleepers = malloc((size_t)n * sizeof *sleepers);
         armed = malloc((size_t)n * sizeof *armed);
-        watched = malloc((size_t)n * sizeof *watched);
-        if (!fds || !sleepers || !armed || !watched) {
+        if (!fds || !sleepers || !armed) {
             free(fds);
             free(sleepers);
             free(armed);
-            free(watched);
             errno = ENOMEM;
             return -1;
         }
@@ -429,12 +437,11 @@ int zlink_poll(zlink_pollitem_t *items, int n, long timeout)
                                     ZL_OS_POLLIN, 0};
         int nfds = fill_raw_fds(items, n, fds, count);
         int raw_end = nfds;
-        /* One socket only: a watch changes the I/O thread's registration
-         * twice, two system calls that a poll over many sockets would pay
-         * per socket on every pass. */
-        bool watching = wait != 0 && socket_count == 1;
-        if (watching)
-            nfds = watch_connections(items, n, armed, watched, fds, nfds);
+        poll_watch watch = {.item = -1};
+        if (wait != 0) {
+            watch.item = watch_candidate(items, n, socket_count);
+            nfds = watch_connection(items, armed, &watch, fds, nfds);
+        }
         int rc = 0;
         /* Nothing to ask the OS when there is neither a sleep nor a raw
          * socket: a look at zlink sockets alone makes no system call. */
@@ -451,10 +458,8 @@ int zlink_poll(zlink_pollitem_t *items, int n, long timeout)
                 zl_sleeper_woken(sleepers[j].sleeper);
                 woken = true;
             }
-        int held = 0;
-        if (watching)
-            held = unwatch_connections(items, n, watched, fds, raw_end,
-                                       rc <= 0 || woken);
+        int held =
+            unwatch_connection(items, &watch, fds, raw_end, rc <= 0 || woken);
         disarm_sockets(items, n, sleepers, count);
         if (rc < 0) {
             errno = -rc;
@@ -472,7 +477,6 @@ int zlink_poll(zlink_pollitem_t *items, int n, long timeout)
         free(fds);
         free(sleepers);
         free(armed);
-        free(watched);
     }
     return ready;
 }

@@ -373,6 +373,12 @@ static int wait_reading_connection(zl_socket *s, zlink_msg_t *msg, int wait_ms)
     return 1;
 }
 
+bool zl_socket_may_watch_connection(zl_socket *s)
+{
+    zl_direct_envelope envelope;
+    return direct_pipe(s, &envelope) != NULL;
+}
+
 zl_pipe *zl_socket_watch_connection(zl_socket *s, zl_sleeper *w,
                                     zl_os_socket *os_socket, bool *connection)
 {

@@ -107,6 +107,9 @@ int zl_socket_process_commands(zl_socket *s, int wait_ms);
 /* One command for this socket (also used by the reaper). */
 void zl_socket_handle_command(zl_socket *s, const zl_cmd *cmd);
 
+/* Whether s's thread may read its connection itself now (direct_recv.h):
+ * one connection, and a pattern that lets it. */
+bool zl_socket_may_watch_connection(zl_socket *s);
 /* zlink_poll sleeps on s, with its sleeper w armed: when s's thread may
  * read its connection itself (direct_recv.h), watches it and gives the
  * OS socket to sleep on too (*connection true). When the engine is still
