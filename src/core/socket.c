@@ -319,18 +319,21 @@ static void direct_taken(zl_socket *s, zl_pipe *p, zlink_msg_t *msg)
         s->ops->direct_recv_taken(s, p, msg);
 }
 
-/* The engine is still reading, its port closed: sleeps as
- * sleep_for_command does, and has the engine wake this thread when it
- * opens the port, so that the rest of the wait can watch instead of
- * leaving the next message to the I/O thread too. Returns 0 when it
- * waited, -1 when the port opened meanwhile. */
-static int wait_for_port(zl_socket *s, zl_recv_port *port, int wait_ms)
+/* Watches the port's connection (true). While the engine is still
+ * reading, the port closed, asks it instead to wake this thread when it
+ * opens the port (*wanted), so that a wait that began too early can
+ * still watch, rather than leave the next message to the I/O thread
+ * too; the caller takes the request back with zl_recv_port_unwant. */
+static bool watch_or_want(zl_recv_port *port, zl_sleeper *w, bool *wanted)
 {
-    if (!zl_recv_port_want(port))
-        return -1;
-    sleep_for_command(s, wait_ms);
-    zl_recv_port_unwant(port);
-    return 0;
+    *wanted = false;
+    if (zl_recv_port_watch(port, w))
+        return true;
+    if (zl_recv_port_want(port)) {
+        *wanted = true;
+        return false;
+    }
+    return zl_recv_port_watch(port, w); /* opened between the two looks */
 }
 
 /* A blocking receive reads its connection itself while it waits, when the
@@ -346,13 +349,13 @@ static int wait_reading_connection(zl_socket *s, zlink_msg_t *msg, int wait_ms)
         return -1;
     zl_recv_port *port = zl_pipe_recv_port(p);
     zl_sleeper *w = &s->own_sleeper;
-    if (!zl_recv_port_watch(port, w)) {
-        if (wait_for_port(s, port, wait_ms) == 0)
-            return 0;
-        /* Opened just now; or already closed again, by input the engine
-         * reads and puts in the pipe. */
-        if (!zl_recv_port_watch(port, w))
+    bool wanted;
+    if (!watch_or_want(port, w, &wanted)) {
+        if (!wanted)
             return -1;
+        sleep_for_command(s, wait_ms);
+        zl_recv_port_unwant(port);
+        return 0;
     }
     zl_recv_result r = ZL_RECV_NOTHING; /* a command came meanwhile */
     zl_socket_set_sleeper(s, w);
@@ -387,11 +390,9 @@ zl_pipe *zl_socket_watch_connection(zl_socket *s, zl_sleeper *w,
     if (!p)
         return NULL;
     zl_recv_port *port = zl_pipe_recv_port(p);
-    *connection = zl_recv_port_watch(port, w);
-    /* The engine still reading: it raises w when it opens the port (as
-     * for wait_for_port), and the poll's next sleep watches. */
-    if (!*connection && !zl_recv_port_want(port) &&
-        !(*connection = zl_recv_port_watch(port, w)))
+    bool wanted;
+    *connection = watch_or_want(port, w, &wanted);
+    if (!*connection && !wanted)
         return NULL;
     s->watched_envelope = *connection ? envelope : ZL_DIRECT_NOT_NOW;
     if (*connection)
