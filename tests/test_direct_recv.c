@@ -4,8 +4,8 @@
  * messages, a PING, frames split across writes, several messages in one
  * write, multipart and large messages, and hostile input, which must close
  * the connection as it does without the path. Where the backend cannot
- * read from another thread (IOCP), the same traffic must
- * flow with no direct read at all. */
+ * read from another thread (IOCP), the same traffic must flow with no
+ * direct read at all. */
 
 #include <stdlib.h>
 #include <string.h>

@@ -246,6 +246,22 @@ START_TEST(poll_then_drain_keeps_order)
 }
 END_TEST
 
+/* Starts send_later(arg) on a thread and waits in one poll until s is
+ * readable: the poll read that one message itself, where the backend can.
+ * Should the poll begin before the engine is done with the handshake's
+ * input, the engine raises it when it opens the port, and its next sleep
+ * watches. */
+static void poll_one_sent_later(void *s, void (*send_later)(void *), void *arg)
+{
+    unsigned before = zl_direct_recvs_total();
+    uv_thread_t t;
+    ck_assert_int_eq(uv_thread_create(&t, send_later, arg), 0);
+    poll_in(s, ZT_TIMEOUT_MS);
+    uv_thread_join(&t);
+    if (ZL_BACKEND_TRY_READ)
+        ck_assert_uint_eq(zl_direct_recvs_total() - before, 1);
+}
+
 /* A message the poll held: POLLIN in ZLINK_EVENTS and in a poll that does
  * not wait, until it is read; a close that never reads it frees it (the
  * sanitizers judge); a context shut down ends the receive with ETERM. */
@@ -263,16 +279,7 @@ START_TEST(held_message_from_outside)
     void *receiver = zt_socket(ctx, ZLINK_PAIR);
     char ep[300];
     ck_assert(zt_join(receiver, sender, ZT_TCP4, ep, sizeof ep));
-    unsigned before = zl_direct_recvs_total();
-    uv_thread_t t;
-    ck_assert_int_eq(uv_thread_create(&t, send_one_later, sender), 0);
-    /* One poll: should it begin before the engine is done with the
-     * handshake's input, the engine raises it when it opens the port, and
-     * its next sleep watches. */
-    poll_in(receiver, ZT_TIMEOUT_MS);
-    uv_thread_join(&t);
-    if (ZL_BACKEND_TRY_READ)
-        ck_assert_uint_eq(zl_direct_recvs_total() - before, 1);
+    poll_one_sent_later(receiver, send_one_later, sender);
     ck_assert(zt_get_int(receiver, ZLINK_EVENTS) & ZLINK_POLLIN);
     poll_in(receiver, 0);
     if (read_after_shutdown) {
@@ -372,13 +379,7 @@ START_TEST(rep_holding_a_request)
     void *req = zt_socket(ctx, ZLINK_REQ);
     char ep[300];
     ck_assert(zt_join(rep, req, ZT_TCP4, ep, sizeof ep));
-    unsigned before = zl_direct_recvs_total();
-    uv_thread_t t;
-    ck_assert_int_eq(uv_thread_create(&t, request_later, req), 0);
-    poll_in(rep, ZT_TIMEOUT_MS);
-    uv_thread_join(&t);
-    if (ZL_BACKEND_TRY_READ)
-        ck_assert_uint_eq(zl_direct_recvs_total() - before, 1);
+    poll_one_sent_later(rep, request_later, req);
     ck_assert_int_eq(zt_get_int(rep, ZLINK_EVENTS), ZLINK_POLLIN);
     zt_expect_errno(zlink_send(rep, "x", 1, ZLINK_DONTWAIT), EFSM);
     if (requester_gone) {

@@ -43,11 +43,11 @@ typedef struct zl_pattern_ops {
     int (*setsockopt)(struct zl_socket *s, int option, const void *val,
                       size_t len);
     int (*getsockopt)(struct zl_socket *s, int option, void *val, size_t *len);
-    /* A blocking receive (or a poll over this socket alone) found nothing,
-     * and p is the socket's one pipe: whether the socket's thread may read
-     * the next message from p's connection itself (direct_recv.h), and
-     * what comes on the wire before its body. NULL: never, and the engine
-     * does not open the port (zl_pattern_reads_directly). */
+    /* A blocking receive (or a poll in which this socket alone could read
+     * directly) found nothing, and p is the socket's one pipe: whether the
+     * socket's thread may read the next message from p's connection itself
+     * (direct_recv.h), and what comes on the wire before its body. NULL: never,
+     * and the engine does not open the port (zl_pattern_reads_directly). */
     zl_direct_envelope (*direct_recv_envelope)(struct zl_socket *s, zl_pipe *p);
     /* The socket's thread read a whole message from p itself, envelope and
      * body, and msg holds the body: the pattern's state moves as if its
