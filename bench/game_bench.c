@@ -47,6 +47,11 @@
 
 enum mode { MODE_NONE, MODE_MULTI, MODE_RATE, MODE_IDLE };
 
+/* --wait: in the receive itself, or in zmq_poll or a zmq_poller (libzmq:
+ * zmq_poll, its packages leave the poller out) before a receive that does
+ * not wait. */
+enum wait_kind { WAIT_RECV, WAIT_POLL, WAIT_POLLER };
+
 struct config {
     enum mode mode;
     long clients;
@@ -56,7 +61,7 @@ struct config {
     double seconds;
     double warmup_s;
     int backlog;    /* 0: the library's default */
-    bool poll_wait; /* --rate: wait for each reply in zmq_poll, then read */
+    enum wait_kind wait; /* --rate: how the client waits for each reply */
     bool csv;
 };
 
@@ -652,6 +657,53 @@ static int run_multi(const struct config *cfg)
     return ok ? 0 : 1;
 }
 
+/* What --rate's client waits in before each receive: one pollitem, or a
+ * poller of one socket (libzmq: the pollitem, see wait_kind). */
+struct reply_waiter {
+    zmq_pollitem_t item;
+#if defined(BENCH_ZLINK)
+    void *poller;
+#endif
+};
+
+static void reply_waiter_init(struct reply_waiter *w, void *dealer,
+                              enum wait_kind kind)
+{
+    w->item = (zmq_pollitem_t){dealer, 0, ZMQ_POLLIN, 0};
+#if defined(BENCH_ZLINK)
+    w->poller = NULL;
+    if (kind == WAIT_POLLER) {
+        w->poller = zmq_poller_new();
+        if (!w->poller || zmq_poller_add(w->poller, dealer, NULL, ZMQ_POLLIN))
+            die("zmq_poller: %s", zmq_strerror(zmq_errno()));
+    }
+#else
+    (void)kind;
+#endif
+}
+
+static void reply_waiter_destroy(struct reply_waiter *w)
+{
+#if defined(BENCH_ZLINK)
+    if (w->poller)
+        zmq_poller_destroy(&w->poller);
+#else
+    (void)w;
+#endif
+}
+
+/* True once the DEALER has a reply to read. */
+static bool wait_for_reply(struct reply_waiter *w)
+{
+#if defined(BENCH_ZLINK)
+    if (w->poller) {
+        zmq_poller_event_t event;
+        return zmq_poller_wait(w->poller, &event, 5000) == 0;
+    }
+#endif
+    return zmq_poll(&w->item, 1, 5000) == 1;
+}
+
 static int run_rate(const struct config *cfg)
 {
     struct server srv;
@@ -666,6 +718,8 @@ static int run_rate(const struct config *cfg)
         status = "FAILED:connect";
     void *dealer = c.dealers[0];
     set_int(dealer, ZMQ_RCVTIMEO, 5000);
+    struct reply_waiter waiter;
+    reply_waiter_init(&waiter, dealer, cfg->wait);
     zmq_msg_t msg;
     zmq_msg_init(&msg);
     /* The window is timed, not counted: a rate the pair cannot keep up
@@ -698,17 +752,15 @@ static int run_rate(const struct config *cfg)
             status = "FAILED:send";
             break;
         }
-        /* --wait poll: as a client that also watches a timeout (zguide's
-         * lazy pirate) waits, in zmq_poll, then reads without waiting. */
-        if (cfg->poll_wait) {
-            zmq_pollitem_t item = {dealer, 0, ZMQ_POLLIN, 0};
-            if (zmq_poll(&item, 1, 5000) != 1) {
-                status = "FAILED:poll";
-                break;
-            }
+        /* --wait poll, poller: as a client that also watches a timeout
+         * (zguide's lazy pirate, a zpoller) waits, then reads without
+         * waiting. */
+        if (cfg->wait != WAIT_RECV && !wait_for_reply(&waiter)) {
+            status = "FAILED:poll";
+            break;
         }
         if (recv_reply(dealer, &msg, cfg->size, &rtt,
-                       cfg->poll_wait ? ZMQ_DONTWAIT : 0) != 1) {
+                       cfg->wait != WAIT_RECV ? ZMQ_DONTWAIT : 0) != 1) {
             status = "FAILED:recv";
             break;
         }
@@ -723,6 +775,7 @@ static int run_rate(const struct config *cfg)
     if (strcmp(status, "OK") == 0)
         sr = server_mark_end(&srv);
     zmq_msg_close(&msg);
+    reply_waiter_destroy(&waiter);
     server_stop(&srv);
     clients_close(&c);
     zmq_ctx_term(c.ctx);
@@ -731,8 +784,10 @@ static int run_rate(const struct config *cfg)
     free(samples);
     bool ok = strcmp(status, "OK") == 0 && done > 0;
     double per = ok ? 1.0 / (double)done : 0;
-    printf("%s,rate,%ld,%zu,%s,%.0f,%.1f,%.1f,%.3f,%.3f,%ld,%.3f\n", LIB_NAME,
-           cfg->rate, cfg->size, ok ? "OK" : status,
+    /* The key names the wait when it is not the receive itself. */
+    static const char *const wait_names[] = {"", " (poll)", " (poller)"};
+    printf("%s,rate,%ld%s,%zu,%s,%.0f,%.1f,%.1f,%.3f,%.3f,%ld,%.3f\n",
+           LIB_NAME, cfg->rate, wait_names[cfg->wait], cfg->size, ok ? "OK" : status,
            ok ? (double)done / elapsed : 0, p50, p99, cpu * per,
            sr.cpu_us * per, done, elapsed);
     return ok ? 0 : 1;
@@ -789,7 +844,7 @@ static void usage(void)
 {
     fprintf(stderr,
             "usage: game_bench_%s --clients N --inflight K [--size S]\n"
-            "       game_bench_%s --rate R [--size S] [--wait recv|poll]\n"
+            "       game_bench_%s --rate R [--size S] [--wait recv|poll|poller]\n"
             "       game_bench_%s --idle N\n"
             "  common: --seconds D (window, default 2), --warmup-s W "
             "(default 0.5), --backlog B (default: the library's),\n"
@@ -839,9 +894,14 @@ int main(int argc, char **argv)
             cfg.mode = MODE_RATE;
             cfg.rate = parse_long(v, "rate");
         } else if (strcmp(a, "--wait") == 0) {
-            if (strcmp(v, "poll") != 0 && strcmp(v, "recv") != 0)
+            if (strcmp(v, "recv") == 0)
+                cfg.wait = WAIT_RECV;
+            else if (strcmp(v, "poll") == 0)
+                cfg.wait = WAIT_POLL;
+            else if (strcmp(v, "poller") == 0)
+                cfg.wait = WAIT_POLLER;
+            else
                 usage();
-            cfg.poll_wait = strcmp(v, "poll") == 0;
         } else if (strcmp(a, "--idle") == 0) {
             cfg.mode = MODE_IDLE;
             cfg.clients = parse_long(v, "idle");

@@ -1,9 +1,10 @@
-/* test_direct_recv_poll.c — zlink_poll reading its one socket's
- * connection itself while it sleeps (poll.c, watch_connections): a
- * message read there is held for the next receive, before anything in the
- * pipe. Round trips through a poll for PAIR, DEALER, ROUTER, REQ and REP
- * (which take a held message only when it is read); messages
- * in bursts drained in order; what a held message looks like from
+/* test_direct_recv_poll.c — zlink_poll and zlink_poller_wait reading one
+ * socket's connection themselves while they sleep (poll.c,
+ * watch_connection; poller.c, watch_begins): a message read there is held
+ * for the next receive, before anything in the pipe. Round trips through
+ * a poll and a poller for PAIR, DEALER, ROUTER, REQ and REP (which take a
+ * held message only when it is read); messages in bursts drained in
+ * order; what a held message looks like from
  * outside (ZLINK_EVENTS, a poll that does not wait, a close that never
  * reads it, a context shut down); and hostile bytes from a raw peer while
  * the poll sleeps, which close the connection as they do without the
@@ -33,6 +34,24 @@ static void poll_in(void *s, long timeout)
     zlink_pollitem_t item = {.socket = s, .events = ZLINK_POLLIN};
     ck_assert_int_eq(zlink_poll(&item, 1, timeout), 1);
     ck_assert_int_eq(item.revents, ZLINK_POLLIN);
+}
+
+/* The same in a zlink_poller that holds s (poller.c, watch_begins), as a
+ * zpoller or a game client's loop waits. */
+static void poller_in(void *poller, void *s, long timeout)
+{
+    zlink_poller_event_t event;
+    ck_assert_int_eq(zlink_poller_wait(poller, &event, timeout), 0);
+    ck_assert_ptr_eq(event.socket, s);
+    ck_assert_int_eq(event.events, ZLINK_POLLIN);
+}
+
+static void *poller_of(void *s)
+{
+    void *poller = zlink_poller_new();
+    ck_assert_ptr_nonnull(poller);
+    ck_assert_int_eq(zlink_poller_add(poller, s, NULL, ZLINK_POLLIN), 0);
+    return poller;
 }
 
 /* A tcp PAIR with a peer: beside another socket whose connection a poll
@@ -84,8 +103,10 @@ static void echo_loop(void *arg)
     }
 }
 
+/* The side under test waits in zlink_poll, or (with_poller) in a
+ * zlink_poller. */
 static void poll_round_trips(int transport, int waiter_type, int echo_type,
-                             bool echo_alone)
+                             bool echo_alone, bool with_poller)
 {
     void *ctx = zt_ctx();
     echo_side e = {.echo = zt_socket(ctx, echo_type), .alone = echo_alone};
@@ -107,6 +128,7 @@ static void poll_round_trips(int transport, int waiter_type, int echo_type,
         zt_term(ctx);
         return;
     }
+    void *poller = with_poller ? poller_of(waiter) : NULL;
     unsigned before = zl_direct_recvs_total();
     uv_thread_t t;
     ck_assert_int_eq(uv_thread_create(&t, echo_loop, &e), 0);
@@ -123,7 +145,11 @@ static void poll_round_trips(int transport, int waiter_type, int echo_type,
         if (multipart(i))
             zt_send_part(waiter, 3, i + 500u, ZLINK_SNDMORE);
         zt_send_part(waiter, size, i, 0);
-        poll_in(waiter, i % 2 ? -1 : ZT_TIMEOUT_MS);
+        long timeout = i % 2 ? -1 : ZT_TIMEOUT_MS;
+        if (poller)
+            poller_in(poller, waiter, timeout);
+        else
+            poll_in(waiter, timeout);
         if (router) {
             /* Behind the DEALER's routing id, as ever. */
             zt_recv_str(waiter, "w");
@@ -145,6 +171,8 @@ static void poll_round_trips(int transport, int waiter_type, int echo_type,
     }
     uv_thread_join(&t);
     zt_check_direct_reads(before);
+    if (poller)
+        ck_assert_int_eq(zlink_poller_destroy(&poller), 0);
     zt_close(waiter);
     zt_close(e.echo);
     zt_close(e.idle);
@@ -154,20 +182,21 @@ static void poll_round_trips(int transport, int waiter_type, int echo_type,
 
 START_TEST(pair_poll_round_trips)
 {
-    poll_round_trips(_i == 0 ? ZT_TCP4 : ZT_IPC, ZLINK_PAIR, ZLINK_PAIR, false);
+    poll_round_trips(_i == 0 ? ZT_TCP4 : ZT_IPC, ZLINK_PAIR, ZLINK_PAIR, false,
+                     false);
 }
 END_TEST
 
 START_TEST(dealer_poll_round_trips)
 {
-    poll_round_trips(ZT_TCP4, ZLINK_DEALER, ZLINK_DEALER, false);
+    poll_round_trips(ZT_TCP4, ZLINK_DEALER, ZLINK_DEALER, false, false);
 }
 END_TEST
 
 /* A ROUTER server waiting in a poll, one DEALER client. */
 START_TEST(router_poll_round_trips)
 {
-    poll_round_trips(ZT_TCP4, ZLINK_ROUTER, ZLINK_DEALER, false);
+    poll_round_trips(ZT_TCP4, ZLINK_ROUTER, ZLINK_DEALER, false, false);
 }
 END_TEST
 
@@ -175,7 +204,25 @@ END_TEST
  * timeout; and a REP server polling its one socket too. */
 START_TEST(req_rep_poll_round_trips)
 {
-    poll_round_trips(_i == 0 ? ZT_TCP4 : ZT_IPC, ZLINK_REQ, ZLINK_REP, true);
+    poll_round_trips(_i == 0 ? ZT_TCP4 : ZT_IPC, ZLINK_REQ, ZLINK_REP, true,
+                     false);
+}
+END_TEST
+
+/* The same through a zlink_poller: PAIR over tcp and ipc, a DEALER, a
+ * ROUTER server, and a REQ client (its REP polling alone). */
+START_TEST(poller_round_trips)
+{
+    static const struct {
+        int transport, waiter_type, echo_type;
+    } cases[] = {{ZT_TCP4, ZLINK_PAIR, ZLINK_PAIR},
+                 {ZT_IPC, ZLINK_PAIR, ZLINK_PAIR},
+                 {ZT_TCP4, ZLINK_DEALER, ZLINK_DEALER},
+                 {ZT_TCP4, ZLINK_ROUTER, ZLINK_DEALER},
+                 {ZT_TCP4, ZLINK_REQ, ZLINK_REP}};
+    poll_round_trips(cases[_i].transport, cases[_i].waiter_type,
+                     cases[_i].echo_type, cases[_i].echo_type == ZLINK_REP,
+                     true);
 }
 END_TEST
 
@@ -418,9 +465,9 @@ static void raw_send_later(void *arg)
     raw_send(l->fd, l->bytes, l->len);
 }
 
-/* While the poll sleeps: a good message is held and read; then reserved
- * flags, a command with MORE, and a frame cut short by the peer's exit,
- * each of which the engine judges as it always does. */
+/* While the poll or the poller sleeps: a good message is held and read;
+ * then reserved flags, a command with MORE, and a frame cut short by the
+ * peer's exit, each of which the engine judges as it always does. */
 enum {
     RAW_GOOD,
     RAW_RESERVED_FLAGS,
@@ -431,6 +478,8 @@ enum {
 
 START_TEST(raw_peer_while_polling)
 {
+    bool with_poller = _i >= RAW_CASES;
+    int raw_case = _i % RAW_CASES;
     raw_sockets_init();
     void *ctx = zt_ctx();
     void *pair = zt_socket(ctx, ZLINK_PAIR);
@@ -439,7 +488,7 @@ START_TEST(raw_peer_while_polling)
     raw_fd fd = zt_raw_pair(atoi(strrchr(ep, ':') + 1));
     uint8_t bytes[64];
     size_t len = 0;
-    switch (_i) {
+    switch (raw_case) {
     case RAW_GOOD:
         len = zt_put_frame(bytes, 0, "hello", 5);
         break;
@@ -456,15 +505,24 @@ START_TEST(raw_peer_while_polling)
     raw_later l = {fd, bytes, len};
     uv_thread_t t;
     ck_assert_int_eq(uv_thread_create(&t, raw_send_later, &l), 0);
-    zlink_pollitem_t item = {.socket = pair, .events = ZLINK_POLLIN};
-    int rc = zlink_poll(&item, 1, _i == RAW_GOOD ? ZT_TIMEOUT_MS : 300);
+    long timeout = raw_case == RAW_GOOD ? ZT_TIMEOUT_MS : 300;
+    int rc;
+    if (with_poller) {
+        void *poller = poller_of(pair);
+        zlink_poller_event_t event;
+        rc = zlink_poller_wait(poller, &event, timeout) == 0;
+        ck_assert_int_eq(zlink_poller_destroy(&poller), 0);
+    } else {
+        zlink_pollitem_t item = {.socket = pair, .events = ZLINK_POLLIN};
+        rc = zlink_poll(&item, 1, timeout);
+    }
     uv_thread_join(&t);
-    if (_i == RAW_GOOD) {
+    if (raw_case == RAW_GOOD) {
         ck_assert_int_eq(rc, 1);
         zt_recv_str(pair, "hello");
     } else {
         ck_assert_int_eq(rc, 0);
-        if (_i == RAW_CUT)
+        if (raw_case == RAW_CUT)
             raw_shutdown_send(fd);
         else
             ck_assert(raw_closed_by_peer(fd, 5000));
@@ -482,9 +540,10 @@ END_TEST
  * socket, as a zactor has): the tcp socket is the one whose connection
  * the poll may watch, and its replies are read directly; messages on the
  * inproc socket still wake the poll, and a reply that came meanwhile is
- * left to the I/O thread, never lost. The echo side polls over two tcp
- * sockets, which never reads directly: every direct read is the
- * waiter's. */
+ * left to the I/O thread, never lost. The same in a zlink_poller, with a
+ * raw fd beside them that becomes readable now and then. The echo side
+ * polls over two tcp sockets, which never reads directly: every direct
+ * read is the waiter's. */
 typedef struct echo_two {
     void *echo, *other;
 } echo_two;
@@ -507,38 +566,92 @@ static void echo_between_two(void *arg)
     }
 }
 
+/* What one wait beside found ready. */
+typedef struct beside_ready {
+    bool reply, control, flag;
+} beside_ready;
+
+/* Waits on the waiter and its control socket: in zlink_poll, or in a
+ * zlink_poller that also holds a raw fd (another poller's handle, raised
+ * by a message to its own socket). */
+static beside_ready wait_beside(void *waiter, void *control, void *poller)
+{
+    beside_ready r = {0};
+    if (!poller) {
+        zlink_pollitem_t items[2] = {
+            {.socket = waiter, .events = ZLINK_POLLIN},
+            {.socket = control, .events = ZLINK_POLLIN}};
+        ck_assert_int_ge(zlink_poll(items, 2, ZT_TIMEOUT_MS), 1);
+        r.reply = items[0].revents & ZLINK_POLLIN;
+        r.control = items[1].revents & ZLINK_POLLIN;
+        return r;
+    }
+    zlink_poller_event_t events[3];
+    int n = zlink_poller_wait_all(poller, events, 3, ZT_TIMEOUT_MS);
+    ck_assert_int_ge(n, 1);
+    for (int k = 0; k < n; k++) {
+        ck_assert_int_eq(events[k].events, ZLINK_POLLIN);
+        if (events[k].socket == waiter)
+            r.reply = true;
+        else if (events[k].socket == control)
+            r.control = true;
+        else
+            r.flag = events[k].socket == NULL;
+    }
+    return r;
+}
+
 START_TEST(poll_beside_an_inproc_socket)
 {
+    bool with_poller = _i == 1;
     void *ctx = zt_ctx();
     void *waiter = zt_socket(ctx, ZLINK_PAIR);
     void *control = zt_socket(ctx, ZLINK_PAIR);
     void *controller = zt_socket(ctx, ZLINK_PAIR);
+    void *flag = zt_socket(ctx, ZLINK_PAIR);
+    void *flagger = zt_socket(ctx, ZLINK_PAIR);
     echo_two e = {zt_socket(ctx, ZLINK_PAIR), zt_socket(ctx, ZLINK_PAIR)};
     void *other_peer = zt_socket(ctx, ZLINK_PAIR);
     char ep[300];
     ck_assert(zt_join(e.echo, waiter, ZT_TCP4, ep, sizeof ep));
     ck_assert(zt_join(e.other, other_peer, ZT_TCP4, ep, sizeof ep));
     ck_assert(zt_join(control, controller, ZT_INPROC, ep, sizeof ep));
+    ck_assert(zt_join(flag, flagger, ZT_INPROC, ep, sizeof ep));
+    void *poller = NULL, *flag_poller = NULL;
+    if (with_poller) {
+        poller = poller_of(waiter);
+        ck_assert_int_eq(zlink_poller_add(poller, control, NULL, ZLINK_POLLIN),
+                         0);
+        flag_poller = poller_of(flag);
+        zlink_fd_t fd;
+        ck_assert_int_eq(zlink_poller_fd(flag_poller, &fd), 0);
+        ck_assert_int_eq(zlink_poller_add_fd(poller, fd, NULL, ZLINK_POLLIN),
+                         0);
+    }
     unsigned before = zl_direct_recvs_total();
     uv_thread_t t;
     ck_assert_int_eq(uv_thread_create(&t, echo_between_two, &e), 0);
     for (unsigned i = 0; i < BESIDE_ROUNDS; i++) {
         zt_send_part(waiter, 64, i, 0);
-        bool commanded = i % 10 == 5;
+        bool commanded = i % 10 == 5, flagged = with_poller && i % 10 == 8;
         if (commanded)
             zt_send_str(controller, "tick", 0);
-        bool replied = false, ticked = false;
-        while (!replied || (commanded && !ticked)) {
-            zlink_pollitem_t items[2] = {
-                {.socket = waiter, .events = ZLINK_POLLIN},
-                {.socket = control, .events = ZLINK_POLLIN}};
-            ck_assert_int_ge(zlink_poll(items, 2, ZT_TIMEOUT_MS), 1);
-            if (items[1].revents & ZLINK_POLLIN) {
+        if (flagged)
+            zt_send_str(flagger, "flag", 0);
+        bool replied = false, ticked = false, seen_flag = false;
+        while (!replied || (commanded && !ticked) || (flagged && !seen_flag)) {
+            beside_ready r = wait_beside(waiter, control, poller);
+            if (r.control) {
                 ck_assert(commanded && !ticked);
                 zt_recv_str(control, "tick");
                 ticked = true;
             }
-            if (items[0].revents & ZLINK_POLLIN) {
+            if (r.flag) {
+                ck_assert(flagged && !seen_flag);
+                zt_recv_str(flag, "flag");
+                seen_flag = true;
+            }
+            if (r.reply) {
                 ck_assert(!replied);
                 zlink_msg_t msg;
                 zlink_msg_init(&msg);
@@ -552,9 +665,15 @@ START_TEST(poll_beside_an_inproc_socket)
     }
     uv_thread_join(&t);
     zt_check_direct_reads(before);
+    if (with_poller) {
+        ck_assert_int_eq(zlink_poller_destroy(&poller), 0);
+        ck_assert_int_eq(zlink_poller_destroy(&flag_poller), 0);
+    }
     zt_close(waiter);
     zt_close(control);
     zt_close(controller);
+    zt_close(flag);
+    zt_close(flagger);
     zt_close(e.echo);
     zt_close(e.other);
     zt_close(other_peer);
@@ -614,13 +733,14 @@ static Suite *direct_recv_poll_suite(void)
     tcase_add_test(tc, dealer_poll_round_trips);
     tcase_add_test(tc, router_poll_round_trips);
     tcase_add_loop_test(tc, req_rep_poll_round_trips, 0, 2);
+    tcase_add_loop_test(tc, poller_round_trips, 0, 5);
     tcase_add_loop_test(tc, req_holding_its_reply, 0, 2);
     tcase_add_loop_test(tc, rep_holding_a_request, 0, 2);
     tcase_add_test(tc, poll_then_drain_keeps_order);
     tcase_add_loop_test(tc, held_message_from_outside, 0, 2);
-    tcase_add_loop_test(tc, raw_peer_while_polling, 0, RAW_CASES);
+    tcase_add_loop_test(tc, raw_peer_while_polling, 0, 2 * RAW_CASES);
     tcase_add_test(tc, poll_after_a_ping_reads_directly);
-    tcase_add_test(tc, poll_beside_an_inproc_socket);
+    tcase_add_loop_test(tc, poll_beside_an_inproc_socket, 0, 2);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -15,7 +15,11 @@
  * timeout) then costs the signalling thread no system call and the owner
  * no reset and no lock per send or receive. Once given out, the signaler
  * follows the list: raised while it is not empty, which a send or receive
- * keeps true (zl_poller_recheck). */
+ * keeps true (zl_poller_recheck).
+ *
+ * A wait over few sockets, one of which may read its connection itself
+ * (direct_recv.h), watches that connection while it sleeps, as zlink_poll
+ * does. */
 #include "poller.h"
 
 #include <errno.h>
@@ -25,6 +29,7 @@
 #include "backend.h"
 #include "ctx.h"
 #include "direct_send.h"
+#include "sleeper.h"
 #include "socket.h"
 #include "zlink.h"
 
@@ -597,12 +602,68 @@ static short from_os_events(short revents, short wanted)
     return (short)(events & (wanted | ZLINK_POLLERR));
 }
 
-/* One OS poll over the signaler and the raw fds; appends the fds' events
- * after the found sockets' ones. Returns the new total, or -1. */
-static int poll_fds(zl_poller *p, zlink_poller_event_t *events, int n,
-                    int found, int wait_ms)
+/* The one socket whose connection a sleeping wait watches, as zlink_poll's
+ * does (poll.c): its input wakes this thread instead of the I/O thread,
+ * and a message read meanwhile is held for the next receive. The engine
+ * raises the socket's own sleeper when it must take the connection back;
+ * commands still reach the wait through the signaler. */
+typedef struct poller_watch {
+    zl_poller_item *item; /* NULL: none */
+    zl_pipe *pipe;        /* NULL: neither watched nor asked for */
+    bool connection;      /* watched: its OS socket is polled */
+    zl_os_socket os_socket;
+    bool readable; /* it had input, and nothing else woke the wait */
+} poller_watch;
+
+/* The item whose connection the sleep may watch: the one socket waited on
+ * for input that may read its connection itself, in a poller of no more
+ * sockets than a poll's default; none with two or more candidates
+ * (poll.c, watch_candidate). Called once sleep_begins found the list
+ * empty: no item's socket is closed then, since a closed one stays
+ * queued. */
+static zl_poller_item *watch_candidate(const zl_poller *p)
 {
-    size_t want = p->fd_count + 1;
+    if (p->count - p->fd_count > ZLINK_POLLITEMS_DFLT)
+        return NULL;
+    zl_poller_item *found = NULL;
+    for (size_t i = 0; i < p->count; i++) {
+        zl_poller_item *item = p->items[i];
+        if (!item->socket || !(item->events & ZLINK_POLLIN) ||
+            !zl_socket_may_watch_connection(item->socket))
+            continue;
+        if (found)
+            return NULL;
+        found = item;
+    }
+    return found;
+}
+
+static void watch_begins(zl_poller *p, poller_watch *w)
+{
+    *w = (poller_watch){.item = watch_candidate(p)};
+    if (!w->item)
+        return;
+    zl_socket *s = w->item->socket;
+    w->pipe = zl_socket_watch_connection(s, &s->own_sleeper, &w->os_socket,
+                                         &w->connection);
+}
+
+/* After the sleep: a socket that holds a message now is queued, for the
+ * next look to report. */
+static void watch_ends(zl_poller *p, const poller_watch *w)
+{
+    if (w->pipe &&
+        zl_socket_unwatch_connection(w->item->socket, w->pipe, w->readable))
+        queue(p, w->item);
+}
+
+/* One OS poll over the signaler, the raw fds and the connection watched;
+ * appends the fds' events after the found sockets' ones. Returns the new
+ * total, or -1. */
+static int poll_fds(zl_poller *p, zlink_poller_event_t *events, int n,
+                    int found, int wait_ms, poller_watch *w)
+{
+    size_t want = p->fd_count + 3;
     if (want > p->fds_capacity) {
         zl_os_pollfd *grown = realloc(p->fds, want * sizeof *grown);
         if (!grown) {
@@ -625,10 +686,22 @@ static int poll_fds(zl_poller *p, zlink_poller_event_t *events, int n,
             os |= ZL_OS_POLLOUT;
         p->fds[k++] = (zl_os_pollfd){(zl_os_socket)item->fd, os, 0};
     }
+    size_t watched = k;
+    if (w->connection) {
+        zl_sleeper *sleeper = &w->item->socket->own_sleeper;
+        p->fds[k++] = (zl_os_pollfd){zl_sleeper_fd(sleeper), ZL_OS_POLLIN, 0};
+        p->fds[k++] = (zl_os_pollfd){w->os_socket, ZL_OS_POLLIN, 0};
+    }
     int rc = zl_os_poll(p->fds, (int)k, wait_ms);
     if (rc < 0) {
         errno = -rc;
         return -1;
+    }
+    if (w->connection) {
+        bool woken = p->fds[0].revents || p->fds[watched].revents;
+        if (p->fds[watched].revents)
+            zl_sleeper_woken(&w->item->socket->own_sleeper);
+        w->readable = !woken && p->fds[watched + 1].revents;
     }
     k = 1;
     for (size_t i = 0; i < p->count && found < n; i++) {
@@ -723,13 +796,18 @@ int zlink_poller_wait_all(void *handle, zlink_poller_event_t *events,
         int wait = found > 0 ? 0 : remaining_ms(timeout, deadline);
         if (wait != 0 && !sleep_begins(p))
             continue; /* a socket signalled since the look: look again */
+        poller_watch watch = {0};
+        if (wait != 0)
+            watch_begins(p, &watch);
         int rc = 0;
-        if (p->fd_count > 0)
-            found = poll_fds(p, events, n_events, found, wait);
+        if (p->fd_count > 0 || watch.connection)
+            found = poll_fds(p, events, n_events, found, wait, &watch);
         else if (wait != 0)
             rc = zl_signaler_wait(&p->signaler, wait);
-        if (wait != 0)
+        if (wait != 0) {
             sleep_ends(p);
+            watch_ends(p, &watch);
+        }
         if (rc != 0 && rc != -EAGAIN) {
             errno = -rc;
             return -1;
