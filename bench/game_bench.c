@@ -60,7 +60,7 @@ struct config {
     size_t size;
     double seconds;
     double warmup_s;
-    int backlog;    /* 0: the library's default */
+    int backlog;         /* 0: the library's default */
     enum wait_kind wait; /* --rate: how the client waits for each reply */
     bool csv;
 };
@@ -786,8 +786,8 @@ static int run_rate(const struct config *cfg)
     double per = ok ? 1.0 / (double)done : 0;
     /* The key names the wait when it is not the receive itself. */
     static const char *const wait_names[] = {"", " (poll)", " (poller)"};
-    printf("%s,rate,%ld%s,%zu,%s,%.0f,%.1f,%.1f,%.3f,%.3f,%ld,%.3f\n",
-           LIB_NAME, cfg->rate, wait_names[cfg->wait], cfg->size, ok ? "OK" : status,
+    printf("%s,rate,%ld%s,%zu,%s,%.0f,%.1f,%.1f,%.3f,%.3f,%ld,%.3f\n", LIB_NAME,
+           cfg->rate, wait_names[cfg->wait], cfg->size, ok ? "OK" : status,
            ok ? (double)done / elapsed : 0, p50, p99, cpu * per,
            sr.cpu_us * per, done, elapsed);
     return ok ? 0 : 1;
@@ -842,16 +842,17 @@ static long parse_long(const char *s, const char *what)
 
 static void usage(void)
 {
-    fprintf(stderr,
-            "usage: game_bench_%s --clients N --inflight K [--size S]\n"
-            "       game_bench_%s --rate R [--size S] [--wait recv|poll|poller]\n"
-            "       game_bench_%s --idle N\n"
-            "  common: --seconds D (window, default 2), --warmup-s W "
-            "(default 0.5), --backlog B (default: the library's),\n"
-            "  --spin-budget US (zlink: ZLINK_SPIN_BUDGET of both "
-            "processes)\n"
-            "  --header prints the CSV header of the mode given\n",
-            LIB_NAME, LIB_NAME, LIB_NAME);
+    fprintf(
+        stderr,
+        "usage: game_bench_%s --clients N --inflight K [--size S]\n"
+        "       game_bench_%s --rate R [--size S] [--wait recv|poll|poller]\n"
+        "       game_bench_%s --idle N\n"
+        "  common: --seconds D (window, default 2), --warmup-s W "
+        "(default 0.5), --backlog B (default: the library's),\n"
+        "  --spin-budget US (zlink: ZLINK_SPIN_BUDGET of both "
+        "processes)\n"
+        "  --header prints the CSV header of the mode given\n",
+        LIB_NAME, LIB_NAME, LIB_NAME);
     exit(2);
 }
 
