@@ -9,7 +9,6 @@
 #include <string.h>
 
 #include "ctx.h"
-#include "direct_recv.h"
 #include "direct_send.h"
 #include "monitor.h"
 #include "msg.h"
@@ -276,9 +275,7 @@ static int drain_commands(zl_socket *s)
     }
 }
 
-/* Sleeps on s's own sleeper until a command reaches s, or wait_ms (-1:
- * forever) passes: 0, -EAGAIN, or -errno. */
-static int sleep_for_command(zl_socket *s, int wait_ms)
+int zl_socket_sleep_for_command(zl_socket *s, int wait_ms)
 {
     zl_sleeper *w = &s->own_sleeper;
     int rc = 0; /* a command came meanwhile: as if woken */
@@ -295,145 +292,6 @@ static int sleep_for_command(zl_socket *s, int wait_ms)
     return rc;
 }
 
-/* The pipe whose connection this socket's thread may read itself
- * (direct_recv.h), and what comes before a message's body there; NULL
- * when it may not now: the socket has one connection, is not inside a
- * multipart message, and its pattern lets it. Not under CONFLATE, whose
- * session may hold an older message for the pipe. */
-static zl_pipe *direct_pipe(zl_socket *s, zl_direct_envelope *envelope)
-{
-    if (!ZL_BACKEND_TRY_READ || s->pipe_count != 1 || s->rcvmore ||
-        s->holding || !s->pipes[0]->peer_is_session ||
-        !s->ops->direct_recv_envelope || zl_options_conflates(&s->options))
-        return NULL;
-    zl_pipe *p = s->pipes[0];
-    *envelope = s->ops->direct_recv_envelope(s, p);
-    return *envelope == ZL_DIRECT_NOT_NOW ? NULL : p;
-}
-
-/* The socket's thread read a message from p itself: the pattern moves as
- * if its receive had, and msg becomes what that receive returns first. */
-static void direct_taken(zl_socket *s, zl_pipe *p, zlink_msg_t *msg)
-{
-    if (s->ops->direct_recv_taken)
-        s->ops->direct_recv_taken(s, p, msg);
-}
-
-/* Watches the port's connection (true). While the engine is still
- * reading, the port closed, asks it instead to wake this thread when it
- * opens the port (*wanted), so that a wait that began too early can
- * still watch, rather than leave the next message to the I/O thread
- * too; the caller takes the request back with zl_recv_port_unwant. */
-static bool watch_or_want(zl_recv_port *port, zl_sleeper *w, bool *wanted)
-{
-    *wanted = false;
-    if (zl_recv_port_watch(port, w))
-        return true;
-    if (zl_recv_port_want(port)) {
-        *wanted = true;
-        return false;
-    }
-    return zl_recv_port_watch(port, w); /* opened between the two looks */
-}
-
-/* A blocking receive reads its connection itself while it waits, when the
- * engine has opened the port (direct_pipe): sleeping as sleep_for_command
- * does, on its sleeper and on the connection at once. Returns 1 with a
- * message in msg, 0 when it waited (woken, or wait_ms passed), or -1 when
- * it did not wait. */
-static int wait_reading_connection(zl_socket *s, zlink_msg_t *msg, int wait_ms)
-{
-    zl_direct_envelope envelope;
-    zl_pipe *p = direct_pipe(s, &envelope);
-    if (!p)
-        return -1;
-    zl_recv_port *port = zl_pipe_recv_port(p);
-    zl_sleeper *w = &s->own_sleeper;
-    bool wanted;
-    if (!watch_or_want(port, w, &wanted)) {
-        if (!wanted)
-            return -1;
-        sleep_for_command(s, wait_ms);
-        zl_recv_port_unwant(port);
-        return 0;
-    }
-    zl_recv_result r = ZL_RECV_NOTHING; /* a command came meanwhile */
-    zl_socket_set_sleeper(s, w);
-    zl_socket_sleepers_set();
-    if (!zl_socket_commands_pending(s)) {
-        zl_mailbox_set_sleeper_cpu(&s->mailbox, zl_thread_cpu());
-        r = zl_recv_port_wait(port, w, wait_ms, envelope, msg);
-        zl_mailbox_set_sleeper_cpu(&s->mailbox, -1);
-        if (r == ZL_RECV_WOKEN)
-            zl_sleeper_woken(w);
-    }
-    zl_socket_set_sleeper(s, NULL);
-    if (zl_recv_port_unwatch(port, r == ZL_RECV_FOR_ENGINE))
-        zl_pipe_wake_writer(p);
-    if (r != ZL_RECV_MESSAGE)
-        return 0;
-    direct_taken(s, p, msg);
-    return 1;
-}
-
-bool zl_socket_may_watch_connection(zl_socket *s)
-{
-    zl_direct_envelope envelope;
-    return direct_pipe(s, &envelope) != NULL;
-}
-
-zl_pipe *zl_socket_watch_connection(zl_socket *s, zl_sleeper *w,
-                                    zl_os_socket *os_socket, bool *connection)
-{
-    zl_direct_envelope envelope;
-    zl_pipe *p = direct_pipe(s, &envelope);
-    if (!p)
-        return NULL;
-    zl_recv_port *port = zl_pipe_recv_port(p);
-    bool wanted;
-    *connection = watch_or_want(port, w, &wanted);
-    if (!*connection && !wanted)
-        return NULL;
-    s->watched_envelope = *connection ? envelope : ZL_DIRECT_NOT_NOW;
-    if (*connection)
-        *os_socket = zl_recv_port_os_socket(port);
-    return p;
-}
-
-bool zl_socket_unwatch_connection(zl_socket *s, zl_pipe *p, bool readable)
-{
-    zl_recv_port *port = zl_pipe_recv_port(p);
-    if (s->watched_envelope == ZL_DIRECT_NOT_NOW) {
-        zl_recv_port_unwant(port);
-        return false;
-    }
-    zl_recv_result r = ZL_RECV_NOTHING;
-    if (readable) {
-        zlink_msg_init(&s->held);
-        r = zl_recv_port_take(port, s->watched_envelope, &s->held);
-    }
-    if (zl_recv_port_unwatch(port, r == ZL_RECV_FOR_ENGINE))
-        zl_pipe_wake_writer(p);
-    if (r != ZL_RECV_MESSAGE)
-        return false;
-    /* The pipe may go before the receive; the pattern then still needs
-     * its routing id. */
-    zl_pipe_ref(p);
-    s->held_from = p;
-    s->holding = true;
-    return true;
-}
-
-void zl_socket_drop_held(zl_socket *s)
-{
-    if (!s->holding)
-        return;
-    zlink_msg_close(&s->held);
-    zl_pipe_unref(s->held_from);
-    s->held_from = NULL;
-    s->holding = false;
-}
-
 int zl_socket_process_commands(zl_socket *s, int wait_ms)
 {
     if (zl_ctx_terminating(s->ctx)) {
@@ -442,7 +300,7 @@ int zl_socket_process_commands(zl_socket *s, int wait_ms)
     }
     if (drain_commands(s) > 0 || wait_ms == 0)
         return 0;
-    int rc = sleep_for_command(s, wait_ms);
+    int rc = zl_socket_sleep_for_command(s, wait_ms);
     if (zl_ctx_terminating(s->ctx)) {
         errno = ETERM;
         return -1;
@@ -679,7 +537,7 @@ static int retry_or_wait(zl_socket *s, int (*op)(zl_socket *, zlink_msg_t *),
             return -1;
         }
         if (blocking_receive && !paced) {
-            int read = wait_reading_connection(s, msg, wait);
+            int read = zl_socket_wait_reading_connection(s, msg, wait);
             if (read > 0) {
                 adapt_spin(s, uv_hrtime() - started);
                 return 0;
@@ -787,27 +645,9 @@ int zl_socket_send_msg(zl_socket *s, zlink_msg_t *msg, int flags)
     return rc;
 }
 
-/* The message a poll read for this socket (zl_socket_unwatch_connection)
- * comes before anything in the pipe, as it came first on the wire. The
- * pattern takes it now, as its receive would have. */
-static ZL_NOINLINE int take_held(zl_socket *s, zlink_msg_t *msg)
-{
-    if (zl_ctx_terminating(s->ctx)) {
-        errno = ETERM;
-        return -1;
-    }
-    zl_pipe *p = s->held_from;
-    zlink_msg_move(msg, &s->held);
-    s->held_from = NULL;
-    s->holding = false;
-    direct_taken(s, p, msg);
-    zl_pipe_unref(p);
-    return 0;
-}
-
 int zl_socket_recv_msg(zl_socket *s, zlink_msg_t *msg, int flags)
 {
-    int rc = s->holding ? take_held(s, msg)
+    int rc = s->holding ? zl_socket_take_held(s, msg)
                         : with_timeout(s, s->ops->recv, msg, flags,
                                        s->options.rcvtimeo, true);
     if (rc == 0)

@@ -107,24 +107,39 @@ int zl_socket_process_commands(zl_socket *s, int wait_ms);
 /* One command for this socket (also used by the reaper). */
 void zl_socket_handle_command(zl_socket *s, const zl_cmd *cmd);
 
+/* ---- direct receives (socket_direct_recv.c) ---- */
+
 /* Whether s's thread may read its connection itself now (direct_recv.h):
  * one connection, and a pattern that lets it. */
 bool zl_socket_may_watch_connection(zl_socket *s);
-/* zlink_poll sleeps on s, with its sleeper w armed: when s's thread may
- * read its connection itself (direct_recv.h), watches it and gives the
- * OS socket to sleep on too (*connection true). When the engine is still
- * reading, asks it instead to raise w once it opens the port, so that the
- * poll's next sleep can watch (*connection false, no OS socket). Returns
- * the pipe, or NULL for neither. */
+/* A poll or a poller is about to sleep on s; w is the sleeper the engine
+ * raises when it must take the connection back. When s's thread may read
+ * its connection itself, watches it and gives the OS socket to sleep on
+ * too (*connection true). When the engine is still reading, asks it
+ * instead to wake s's thread with a command once it opens the port, so
+ * that the next sleep can watch (*connection false, no OS socket).
+ * Returns the pipe, or NULL for neither. */
 zl_pipe *zl_socket_watch_connection(zl_socket *s, struct zl_sleeper *w,
                                     zl_os_socket *os_socket, bool *connection);
-/* After that sleep: readable when the connection had input and no
- * sleeper was raised. Reads a message into s->held when it can, and
+/* After that sleep: readable when the connection had input and nothing
+ * else woke the sleep. Reads a message into s->held when it can, and
  * stops watching. True when s holds a message now. */
 bool zl_socket_unwatch_connection(zl_socket *s, zl_pipe *p, bool readable);
 /* A REQ's new request makes the reply s holds stale, as those queued in
  * its pipes are: drops it. */
 void zl_socket_drop_held(zl_socket *s);
+/* A blocking receive that found nothing: waits up to wait_ms reading the
+ * connection itself, when it may. 1 with a message in msg, 0 when it
+ * waited (woken, or wait_ms passed), -1 when it did not wait. */
+int zl_socket_wait_reading_connection(zl_socket *s, zlink_msg_t *msg,
+                                      int wait_ms);
+/* The receive of a socket that holds a message: returns that one, and the
+ * pattern takes it now. 0, or -1 (ETERM). */
+int zl_socket_take_held(zl_socket *s, zlink_msg_t *msg);
+
+/* Sleeps on s's own sleeper until a command reaches s, or wait_ms (-1:
+ * forever) passes: 0, -EAGAIN, or -errno. */
+int zl_socket_sleep_for_command(zl_socket *s, int wait_ms);
 
 /* Send/receive one part with socket semantics (timeouts, ETERM). */
 int zl_socket_send_msg(zl_socket *s, zlink_msg_t *msg, int flags);
