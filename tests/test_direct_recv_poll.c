@@ -16,6 +16,8 @@
 #include <uv.h>
 
 #include "direct_recv_testutil.h"
+#include "pipe.h"
+#include "socket.h"
 
 #define ROUND_TRIPS 200
 
@@ -724,6 +726,67 @@ START_TEST(poll_after_a_ping_reads_directly)
 }
 END_TEST
 
+/* A message the engine read before the port opened waits in the pipe,
+ * but the command that announces it has not reached the socket yet: an
+ * I/O thread holds such signals back until its turn ends when the owner
+ * sleeps on its CPU (zl_mailbox_hold_signals). The test lowers the flag
+ * that command raised, as if its signal were still held. Input the
+ * thread then finds on the connection came later: a poll or a poller does
+ * not take it before the message in the pipe. (A blocking receive reads
+ * the pipe before it watches.) */
+static void send_after_watch_begins(void *arg)
+{
+    raw_later *l = arg;
+    zl_test_sleep_ms(50);
+    raw_send(l->fd, l->bytes, l->len);
+}
+
+START_TEST(older_message_in_the_pipe_comes_first)
+{
+    raw_sockets_init();
+    void *ctx = zt_ctx();
+    void *pair = zt_socket(ctx, ZLINK_PAIR);
+    char ep[300];
+    zt_bind_tcp(pair, ep, sizeof ep);
+    raw_fd fd = zt_raw_pair(atoi(strrchr(ep, ':') + 1));
+    zl_socket *s = zl_socket_from_handle(pair);
+    /* Attached, and asleep on its pipe: the next message is announced. */
+    char c;
+    for (int i = 0; i < 500 && s->pipe_count == 0; i++) {
+        zt_expect_errno(zlink_recv(pair, &c, 1, ZLINK_DONTWAIT), EAGAIN);
+        zl_test_sleep_ms(2);
+    }
+    ck_assert_uint_eq(s->pipe_count, 1);
+    zt_expect_errno(zlink_recv(pair, &c, 1, ZLINK_DONTWAIT), EAGAIN);
+    uint8_t first[16], second[16];
+    raw_send(fd, first, zt_put_frame(first, 0, "first", 5));
+    for (int i = 0; i < 500 && !(zl_pipe_has_published(s->pipes[0]) &&
+                                 zl_socket_commands_pending(s));
+         i++)
+        zl_test_sleep_ms(2);
+    ck_assert(zl_socket_commands_pending(s));
+    atomic_store(&s->commands_pending, false);
+    raw_later l = {fd, second, zt_put_frame(second, 0, "second", 6)};
+    uv_thread_t t;
+    ck_assert_int_eq(uv_thread_create(&t, send_after_watch_begins, &l), 0);
+    if (_i == 0) {
+        poll_in(pair, ZT_TIMEOUT_MS);
+        zt_recv_str(pair, "first");
+    } else {
+        void *poller = poller_of(pair);
+        poller_in(poller, pair, ZT_TIMEOUT_MS);
+        ck_assert_int_eq(zlink_poller_destroy(&poller), 0);
+        zt_recv_str(pair, "first");
+    }
+    uv_thread_join(&t);
+    zt_set_int(pair, ZLINK_RCVTIMEO, ZT_TIMEOUT_MS);
+    zt_recv_str(pair, "second");
+    raw_close(fd);
+    zt_close(pair);
+    zt_term(ctx);
+}
+END_TEST
+
 static Suite *direct_recv_poll_suite(void)
 {
     Suite *s = suite_create("direct_recv_poll");
@@ -741,6 +804,7 @@ static Suite *direct_recv_poll_suite(void)
     tcase_add_loop_test(tc, raw_peer_while_polling, 0, 2 * RAW_CASES);
     tcase_add_test(tc, poll_after_a_ping_reads_directly);
     tcase_add_loop_test(tc, poll_beside_an_inproc_socket, 0, 2);
+    tcase_add_loop_test(tc, older_message_in_the_pipe_comes_first, 0, 2);
     suite_add_tcase(s, tc);
     return s;
 }

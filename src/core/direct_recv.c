@@ -219,8 +219,7 @@ zl_recv_result zl_recv_port_take(zl_recv_port *port,
 }
 
 zl_recv_result zl_recv_port_wait(zl_recv_port *port, struct zl_sleeper *w,
-                                 int timeout_ms, zl_direct_envelope envelope,
-                                 zlink_msg_t *msg)
+                                 int timeout_ms)
 {
     zl_os_pollfd fds[2] = {
         {.fd = zl_sleeper_fd(w), .events = ZL_OS_POLLIN},
@@ -229,9 +228,7 @@ zl_recv_result zl_recv_port_wait(zl_recv_port *port, struct zl_sleeper *w,
     if (n > 0 && fds[0].revents)
         return ZL_RECV_WOKEN;
     /* A timeout or an interrupted poll: look again. */
-    if (n <= 0)
-        return ZL_RECV_NOTHING;
-    return zl_recv_port_take(port, envelope, msg);
+    return n > 0 ? ZL_RECV_READABLE : ZL_RECV_NOTHING;
 }
 
 bool zl_recv_port_unwatch(zl_recv_port *port, bool for_engine)

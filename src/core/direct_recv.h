@@ -95,21 +95,21 @@ void zl_recv_port_unwant(zl_recv_port *port);
 typedef enum zl_recv_result {
     ZL_RECV_MESSAGE,   /* a message was read into msg */
     ZL_RECV_WOKEN,     /* the sleeper was raised (consume it) */
+    ZL_RECV_READABLE,  /* the connection has input: take it, or not */
     ZL_RECV_NOTHING,   /* timeout_ms passed, or nothing to take after all */
     ZL_RECV_FOR_ENGINE /* the input is the engine's to read */
 } zl_recv_result;
 
-/* Watching: sleeps until the sleeper is raised, the connection has input,
- * or timeout_ms passes (-1: no limit), then reads one message when it can:
- * its body goes into msg, its envelope (as the pattern expects it) is
- * read and dropped. */
+/* Watching: sleeps until the sleeper is raised (WOKEN), the connection
+ * has input (READABLE), or timeout_ms passes (-1: no limit). */
 zl_recv_result zl_recv_port_wait(zl_recv_port *port, struct zl_sleeper *w,
-                                 int timeout_ms, zl_direct_envelope envelope,
-                                 zlink_msg_t *msg);
+                                 int timeout_ms);
 /* For a wait that sleeps on more than this connection (zlink_poll): the
- * OS socket to watch while the port is watched, and the take once it is
- * readable and the sleeper was not raised. */
+ * OS socket to watch while the port is watched. */
 zl_os_socket zl_recv_port_os_socket(const zl_recv_port *port);
+/* The connection is readable and the sleeper was not raised: reads one
+ * message when it can. Its body goes into msg; its envelope (as the
+ * pattern expects it) is read and dropped. */
 zl_recv_result zl_recv_port_take(zl_recv_port *port,
                                  zl_direct_envelope envelope, zlink_msg_t *msg);
 /* Stops watching. for_engine: the input waiting is the engine's (the

@@ -649,11 +649,15 @@ static void watch_begins(zl_poller *p, poller_watch *w)
 }
 
 /* After the sleep: a socket that holds a message now is queued, for the
- * next look to report. */
+ * next look to report; so is one whose input was left unread, which may
+ * wait behind an older message in its pipe (socket_direct_recv.c). */
 static void watch_ends(zl_poller *p, const poller_watch *w)
 {
-    if (w->pipe &&
-        zl_socket_unwatch_connection(w->item->socket, w->pipe, w->readable))
+    if (!w->pipe)
+        return;
+    bool held =
+        zl_socket_unwatch_connection(w->item->socket, w->pipe, w->readable);
+    if (held || w->readable)
         queue(p, w->item);
 }
 

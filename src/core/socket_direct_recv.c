@@ -52,6 +52,23 @@ static bool watch_or_want(zl_recv_port *port, zl_sleeper *w, bool *wanted)
     return zl_recv_port_watch(port, w); /* opened between the two looks */
 }
 
+/* Takes the message waiting on p's connection, unless one older than it
+ * waits in the pipe: read by the engine before the port opened, and
+ * announced by a command whose signal may not have come yet (an I/O
+ * thread holds signals back until its turn ends, zl_mailbox_hold_signals).
+ * The next look then takes in the commands, and the engine reads the
+ * input after that message. */
+static zl_recv_result take_unless_older(zl_socket *s, zl_pipe *p,
+                                        zl_direct_envelope envelope,
+                                        zlink_msg_t *msg)
+{
+    if (zl_pipe_has_published(p)) {
+        atomic_store_explicit(&s->commands_pending, true, memory_order_relaxed);
+        return ZL_RECV_NOTHING;
+    }
+    return zl_recv_port_take(zl_pipe_recv_port(p), envelope, msg);
+}
+
 /* A blocking receive reads its connection itself while it waits, when the
  * engine has opened the port (direct_pipe): it sleeps as
  * zl_socket_sleep_for_command does, on its sleeper and on the connection
@@ -78,10 +95,12 @@ int zl_socket_wait_reading_connection(zl_socket *s, zlink_msg_t *msg,
     zl_socket_sleepers_set();
     if (!zl_socket_commands_pending(s)) {
         zl_mailbox_set_sleeper_cpu(&s->mailbox, zl_thread_cpu());
-        r = zl_recv_port_wait(port, w, wait_ms, envelope, msg);
+        r = zl_recv_port_wait(port, w, wait_ms);
         zl_mailbox_set_sleeper_cpu(&s->mailbox, -1);
         if (r == ZL_RECV_WOKEN)
             zl_sleeper_woken(w);
+        else if (r == ZL_RECV_READABLE)
+            r = take_unless_older(s, p, envelope, msg);
     }
     zl_socket_set_sleeper(s, NULL);
     if (zl_recv_port_unwatch(port, r == ZL_RECV_FOR_ENGINE))
@@ -126,7 +145,7 @@ bool zl_socket_unwatch_connection(zl_socket *s, zl_pipe *p, bool readable)
     zl_recv_result r = ZL_RECV_NOTHING;
     if (readable) {
         zlink_msg_init(&s->held);
-        r = zl_recv_port_take(port, s->watched_envelope, &s->held);
+        r = take_unless_older(s, p, s->watched_envelope, &s->held);
     }
     if (zl_recv_port_unwatch(port, r == ZL_RECV_FOR_ENGINE))
         zl_pipe_wake_writer(p);
