@@ -305,9 +305,9 @@ static int watch_connection(zlink_pollitem_t *items, zl_sleeper **armed,
 
 /* Stops watching, before the sleepers go back to their pools (the engine
  * raises a watching thread's sleeper). A connection that had input while
- * no sleeper was raised has its message read: no command came that could
- * put an older one in the pipe. Returns 1 when the socket holds one now,
- * ready for input. */
+ * no sleeper was raised has its message read, unless an older one waits
+ * in the pipe (socket_direct_recv.c, take_unless_older). Returns 1 when
+ * the socket holds one now, ready for input. */
 static int unwatch_connection(zlink_pollitem_t *items, const poll_watch *w,
                               const zl_os_pollfd *fds, int at, bool woken)
 {
