@@ -39,6 +39,19 @@ unsigned zl_direct_recvs_total(void)
     return (unsigned)atomic_load_explicit(&recvs_total, memory_order_relaxed);
 }
 
+bool zl_recv_port_is_open(zl_recv_port *port)
+{
+    return (atomic_load_explicit(&port->state, memory_order_acquire) & OWNER) ==
+           OPEN;
+}
+
+bool zl_recv_port_is_watched(zl_recv_port *port)
+{
+    int owner =
+        atomic_load_explicit(&port->state, memory_order_acquire) & OWNER;
+    return owner == WATCHED || owner == TAKEN;
+}
+
 void zl_recv_port_init(zl_recv_port *port)
 {
     memset(port, 0, sizeof *port);

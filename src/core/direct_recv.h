@@ -120,5 +120,9 @@ bool zl_recv_port_unwatch(zl_recv_port *port, bool for_engine);
 
 /* Messages the socket's thread read itself since the start, for tests. */
 unsigned zl_direct_recvs_total(void);
+/* For tests: the engine opened the port and nobody watches it; a thread
+ * watches it. */
+bool zl_recv_port_is_open(zl_recv_port *port);
+bool zl_recv_port_is_watched(zl_recv_port *port);
 
 #endif
