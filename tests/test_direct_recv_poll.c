@@ -454,6 +454,30 @@ END_TEST
 
 /* ---- a raw ZMTP peer ---- */
 
+/* A zlink PAIR bound on tcp, and a raw ZMTP 3.1 PAIR connected to it. */
+typedef struct raw_peer {
+    void *ctx, *pair;
+    raw_fd fd;
+} raw_peer;
+
+static raw_peer raw_peer_open(void)
+{
+    raw_sockets_init();
+    raw_peer f = {.ctx = zt_ctx()};
+    f.pair = zt_socket(f.ctx, ZLINK_PAIR);
+    char ep[300];
+    zt_bind_tcp(f.pair, ep, sizeof ep);
+    f.fd = zt_raw_pair(atoi(strrchr(ep, ':') + 1));
+    return f;
+}
+
+static void raw_peer_close(raw_peer *f)
+{
+    raw_close(f->fd);
+    zt_close(f->pair);
+    zt_term(f->ctx);
+}
+
 typedef struct raw_later {
     raw_fd fd;
     const uint8_t *bytes;
@@ -482,12 +506,9 @@ START_TEST(raw_peer_while_polling)
 {
     bool with_poller = _i >= RAW_CASES;
     int raw_case = _i % RAW_CASES;
-    raw_sockets_init();
-    void *ctx = zt_ctx();
-    void *pair = zt_socket(ctx, ZLINK_PAIR);
-    char ep[300];
-    zt_bind_tcp(pair, ep, sizeof ep);
-    raw_fd fd = zt_raw_pair(atoi(strrchr(ep, ':') + 1));
+    raw_peer f = raw_peer_open();
+    void *pair = f.pair;
+    raw_fd fd = f.fd;
     uint8_t bytes[64];
     size_t len = 0;
     switch (raw_case) {
@@ -532,9 +553,7 @@ START_TEST(raw_peer_while_polling)
         char c;
         zt_expect_errno(zlink_recv(pair, &c, 1, ZLINK_DONTWAIT), EAGAIN);
     }
-    raw_close(fd);
-    zt_close(pair);
-    zt_term(ctx);
+    raw_peer_close(&f);
 }
 END_TEST
 
@@ -700,12 +719,9 @@ static void ping_then_message(void *arg)
 
 START_TEST(poll_after_a_ping_reads_directly)
 {
-    raw_sockets_init();
-    void *ctx = zt_ctx();
-    void *pair = zt_socket(ctx, ZLINK_PAIR);
-    char ep[300];
-    zt_bind_tcp(pair, ep, sizeof ep);
-    raw_fd fd = zt_raw_pair(atoi(strrchr(ep, ':') + 1));
+    raw_peer f = raw_peer_open();
+    void *pair = f.pair;
+    raw_fd fd = f.fd;
     unsigned before = zl_direct_recvs_total();
     uv_thread_t t;
     ck_assert_int_eq(uv_thread_create(&t, ping_then_message, &fd), 0);
@@ -720,9 +736,7 @@ START_TEST(poll_after_a_ping_reads_directly)
     ck_assert(zt_read_frame(fd, &flags, body, sizeof body, &size));
     ck_assert_uint_eq(size, 8);
     ck_assert(memcmp(body, "\x04PONGctx", 8) == 0);
-    raw_close(fd);
-    zt_close(pair);
-    zt_term(ctx);
+    raw_peer_close(&f);
 }
 END_TEST
 
@@ -753,12 +767,9 @@ START_TEST(older_message_in_the_pipe_comes_first)
 {
     if (!ZL_BACKEND_TRY_READ)
         return;
-    raw_sockets_init();
-    void *ctx = zt_ctx();
-    void *pair = zt_socket(ctx, ZLINK_PAIR);
-    char ep[300];
-    zt_bind_tcp(pair, ep, sizeof ep);
-    raw_fd fd = zt_raw_pair(atoi(strrchr(ep, ':') + 1));
+    raw_peer f = raw_peer_open();
+    void *pair = f.pair;
+    raw_fd fd = f.fd;
     zl_socket *s = zl_socket_from_handle(pair);
     /* Attached, and asleep on its pipe: the next message is announced. */
     char c;
@@ -794,9 +805,7 @@ START_TEST(older_message_in_the_pipe_comes_first)
     uv_thread_join(&t);
     zt_set_int(pair, ZLINK_RCVTIMEO, ZT_TIMEOUT_MS);
     zt_recv_str(pair, "second");
-    raw_close(fd);
-    zt_close(pair);
-    zt_term(ctx);
+    raw_peer_close(&f);
 }
 END_TEST
 
