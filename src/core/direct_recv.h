@@ -1,6 +1,7 @@
 /* direct_recv.h — the application thread reading a small message from its
- * connection itself, while it waits for one in a blocking receive, instead
- * of the I/O thread reading it and waking it (DESIGN.md §5).
+ * connection itself, while it waits for one in a blocking receive, a poll
+ * or a poller, instead of the I/O thread reading it and waking it
+ * (DESIGN.md §5).
  *
  * A port belongs to the pipe between a socket and its session, beside the
  * direct-send port. Its engine opens it whenever it waits for input with
@@ -11,11 +12,11 @@
  * sleeper and on the connection at once. When input comes, it takes the
  * message if it is a whole single-part data frame of at most
  * ZL_DIRECT_RECV_MAX bytes (behind an empty delimiter, for REQ and REP:
- * the pattern says which, zl_pattern_ops.direct_recv_envelope). Anything
- * else (commands, multipart messages,
- * larger or incomplete frames, the end of the stream) stays in the socket
- * for the engine, which reads it as it would have. One state word orders
- * the two threads. */
+ * the pattern says which, zl_pattern_ops.direct_recv_envelope), and only
+ * while the pipe holds nothing older (socket_direct_recv.c). Anything
+ * else (commands, multipart messages, larger or incomplete frames, the
+ * end of the stream) stays in the socket for the engine, which reads it
+ * as it would have. One state word orders the two threads. */
 #ifndef ZL_DIRECT_RECV_H
 #define ZL_DIRECT_RECV_H
 
