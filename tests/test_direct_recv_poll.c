@@ -74,6 +74,7 @@ static void *connected_idle(void *ctx, void **peer)
 typedef struct echo_side {
     void *echo, *idle, *idle_peer;
     bool alone;
+    unsigned rounds;
 } echo_side;
 
 /* Reads a whole message, then sends it back: a REP may answer only once
@@ -83,7 +84,7 @@ typedef struct echo_side {
 static void echo_loop(void *arg)
 {
     echo_side *e = arg;
-    for (unsigned i = 0; i < ROUND_TRIPS; i++) {
+    for (unsigned i = 0; i < e->rounds; i++) {
         zlink_pollitem_t items[2] = {
             {.socket = e->echo, .events = ZLINK_POLLIN},
             {.socket = e->idle, .events = ZLINK_POLLIN}};
@@ -111,7 +112,9 @@ static void poll_round_trips(int transport, int waiter_type, int echo_type,
                              bool echo_alone, bool with_poller)
 {
     void *ctx = zt_ctx();
-    echo_side e = {.echo = zt_socket(ctx, echo_type), .alone = echo_alone};
+    echo_side e = {.echo = zt_socket(ctx, echo_type),
+                   .alone = echo_alone,
+                   .rounds = ROUND_TRIPS};
     e.idle = connected_idle(ctx, &e.idle_peer);
     void *waiter = zt_socket(ctx, waiter_type);
     bool router = waiter_type == ZLINK_ROUTER;
@@ -563,29 +566,9 @@ END_TEST
  * inproc socket still wake the poll, and a reply that came meanwhile is
  * left to the I/O thread, never lost. The same in a zlink_poller, with a
  * raw fd beside them that becomes readable now and then. The echo side
- * polls over two tcp sockets, which never reads directly: every direct
- * read is the waiter's. */
-typedef struct echo_two {
-    void *echo, *other;
-} echo_two;
-
+ * polls over two tcp sockets (echo_loop), which never reads directly:
+ * every direct read is the waiter's. */
 #define BESIDE_ROUNDS 100
-
-static void echo_between_two(void *arg)
-{
-    echo_two *e = arg;
-    for (unsigned i = 0; i < BESIDE_ROUNDS; i++) {
-        zlink_pollitem_t items[2] = {
-            {.socket = e->echo, .events = ZLINK_POLLIN},
-            {.socket = e->other, .events = ZLINK_POLLIN}};
-        ck_assert_int_eq(zlink_poll(items, 2, ZT_TIMEOUT_MS), 1);
-        zlink_msg_t msg;
-        zlink_msg_init(&msg);
-        ck_assert_int_ge(zlink_msg_recv(&msg, e->echo, ZLINK_DONTWAIT), 0);
-        ck_assert_int_ge(zlink_msg_send(&msg, e->echo, 0), 0);
-        zlink_msg_close(&msg);
-    }
-}
 
 /* What one wait beside found ready. */
 typedef struct beside_ready {
@@ -631,11 +614,10 @@ START_TEST(poll_beside_an_inproc_socket)
     void *controller = zt_socket(ctx, ZLINK_PAIR);
     void *flag = zt_socket(ctx, ZLINK_PAIR);
     void *flagger = zt_socket(ctx, ZLINK_PAIR);
-    echo_two e = {zt_socket(ctx, ZLINK_PAIR), zt_socket(ctx, ZLINK_PAIR)};
-    void *other_peer = zt_socket(ctx, ZLINK_PAIR);
+    echo_side e = {.echo = zt_socket(ctx, ZLINK_PAIR), .rounds = BESIDE_ROUNDS};
+    e.idle = connected_idle(ctx, &e.idle_peer);
     char ep[300];
     ck_assert(zt_join(e.echo, waiter, ZT_TCP4, ep, sizeof ep));
-    ck_assert(zt_join(e.other, other_peer, ZT_TCP4, ep, sizeof ep));
     ck_assert(zt_join(control, controller, ZT_INPROC, ep, sizeof ep));
     ck_assert(zt_join(flag, flagger, ZT_INPROC, ep, sizeof ep));
     void *poller = NULL, *flag_poller = NULL;
@@ -651,7 +633,7 @@ START_TEST(poll_beside_an_inproc_socket)
     }
     unsigned before = zl_direct_recvs_total();
     uv_thread_t t;
-    ck_assert_int_eq(uv_thread_create(&t, echo_between_two, &e), 0);
+    ck_assert_int_eq(uv_thread_create(&t, echo_loop, &e), 0);
     for (unsigned i = 0; i < BESIDE_ROUNDS; i++) {
         zt_send_part(waiter, 64, i, 0);
         bool commanded = i % 10 == 5, flagged = with_poller && i % 10 == 8;
@@ -696,8 +678,8 @@ START_TEST(poll_beside_an_inproc_socket)
     zt_close(flag);
     zt_close(flagger);
     zt_close(e.echo);
-    zt_close(e.other);
-    zt_close(other_peer);
+    zt_close(e.idle);
+    zt_close(e.idle_peer);
     zt_term(ctx);
 }
 END_TEST

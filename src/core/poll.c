@@ -254,8 +254,8 @@ static void disarm_sockets(zlink_pollitem_t *items, int n,
 }
 
 /* The one socket whose connection a poll's sleep watches (its OS socket
- * among the pollfds), or whose engine it asked to raise its sleeper once
- * it may (socket.h, zl_socket_watch_connection). */
+ * among the pollfds), or whose engine it asked to wake it once it may
+ * (socket.h, zl_socket_watch_connection). */
 typedef struct poll_watch {
     int item;      /* -1: none */
     zl_pipe *pipe; /* NULL: neither */
