@@ -3,6 +3,7 @@
  * (direct_recv.h). */
 #include "direct_recv.h"
 
+#include <errno.h>
 #include <string.h>
 #include <uv.h>
 
@@ -240,7 +241,10 @@ zl_recv_result zl_recv_port_wait(zl_recv_port *port, struct zl_sleeper *w,
     int n = zl_os_poll(fds, 2, timeout_ms);
     if (n > 0 && fds[0].revents)
         return ZL_RECV_WOKEN;
-    /* A timeout or an interrupted poll: look again. */
+    /* A signal ends a blocking receive with EINTR, as libzmq's does, so
+     * that a handler's flag (a Ctrl-C) is seen. */
+    if (n == -EINTR)
+        return ZL_RECV_INTERRUPTED;
     return n > 0 ? ZL_RECV_READABLE : ZL_RECV_NOTHING;
 }
 

@@ -98,11 +98,13 @@ typedef enum zl_recv_result {
     ZL_RECV_WOKEN,     /* the sleeper was raised (consume it) */
     ZL_RECV_READABLE,  /* the connection has input: take it, or not */
     ZL_RECV_NOTHING,   /* timeout_ms passed, or nothing to take after all */
-    ZL_RECV_FOR_ENGINE /* the input is the engine's to read */
+    ZL_RECV_FOR_ENGINE, /* the input is the engine's to read */
+    ZL_RECV_INTERRUPTED /* a signal came: the receive returns EINTR */
 } zl_recv_result;
 
 /* Watching: sleeps until the sleeper is raised (WOKEN), the connection
- * has input (READABLE), or timeout_ms passes (-1: no limit). */
+ * has input (READABLE), a signal interrupts the sleep (INTERRUPTED), or
+ * timeout_ms passes (-1: no limit). */
 zl_recv_result zl_recv_port_wait(zl_recv_port *port, struct zl_sleeper *w,
                                  int timeout_ms);
 /* For a wait that sleeps on more than this connection (zlink_poll): the

@@ -542,6 +542,10 @@ static int retry_or_wait(zl_socket *s, int (*op)(zl_socket *, zlink_msg_t *),
                 adapt_spin(s, uv_hrtime() - started);
                 return 0;
             }
+            if (read == -EINTR) {
+                errno = EINTR;
+                return -1;
+            }
             if (read == 0)
                 wait = 0; /* it waited: take in what woke it */
         }

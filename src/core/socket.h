@@ -130,7 +130,8 @@ bool zl_socket_unwatch_connection(zl_socket *s, zl_pipe *p, bool readable);
 void zl_socket_drop_held(zl_socket *s);
 /* A blocking receive that found nothing: waits up to wait_ms reading the
  * connection itself, when it may. 1 with a message in msg, 0 when it
- * waited (woken, or wait_ms passed), -1 when it did not wait. */
+ * waited (woken, or wait_ms passed), -EINTR when a signal interrupted the
+ * wait, -1 when it did not wait. */
 int zl_socket_wait_reading_connection(zl_socket *s, zlink_msg_t *msg,
                                       int wait_ms);
 /* The receive of a socket that holds a message: returns that one, and the

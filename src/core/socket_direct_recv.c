@@ -86,9 +86,9 @@ int zl_socket_wait_reading_connection(zl_socket *s, zlink_msg_t *msg,
     if (!watch_or_want(port, w, &wanted)) {
         if (!wanted)
             return -1;
-        zl_socket_sleep_for_command(s, wait_ms);
+        int rc = zl_socket_sleep_for_command(s, wait_ms);
         zl_recv_port_unwant(port);
-        return 0;
+        return rc == -EINTR ? -EINTR : 0;
     }
     zl_recv_result r = ZL_RECV_NOTHING; /* a command came meanwhile */
     zl_socket_set_sleeper(s, w);
@@ -105,6 +105,8 @@ int zl_socket_wait_reading_connection(zl_socket *s, zlink_msg_t *msg,
     zl_socket_set_sleeper(s, NULL);
     if (zl_recv_port_unwatch(port, r == ZL_RECV_FOR_ENGINE))
         zl_pipe_wake_writer(p);
+    if (r == ZL_RECV_INTERRUPTED)
+        return -EINTR;
     if (r != ZL_RECV_MESSAGE)
         return 0;
     direct_taken(s, p, msg);

@@ -1,0 +1,261 @@
+/* test_signals.c — a signal ends every blocking wait with EINTR, as in
+ * libzmq: a program whose handler sets a flag (a Ctrl-C) sees it in its
+ * loop. The waits: a receive that reads its connection itself (tcp, ipc),
+ * one that waits for its pipe (inproc), a REQ's, a receive with a
+ * timeout, zlink_poll, a poller, and a send at the HWM. POSIX only: with
+ * another OS it is one passing, skipping case. */
+#include "testutil.h"
+
+#include <stdio.h>
+
+#if !defined(_WIN32)
+
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+
+#include "socket_testutil.h"
+
+static atomic_int handled;
+
+static void on_signal(int sig)
+{
+    (void)sig;
+    atomic_fetch_add(&handled, 1);
+}
+
+/* Signals the waiting thread every 10 ms until it returns: one signal
+ * that comes before its wait begins is simply handled, the next one
+ * interrupts the wait. Bounded: a wait that ignores signals then ends by
+ * its own timeout, or by a message from unblock, a socket the waiting
+ * thread leaves alone meanwhile. */
+typedef struct interrupter {
+    pthread_t target, thread;
+    atomic_bool returned;
+    void *unblock;
+} interrupter;
+
+static void *interrupt_until_returned(void *arg)
+{
+    interrupter *in = arg;
+    for (int i = 0; i < 300 && !atomic_load(&in->returned); i++) {
+        zl_test_sleep_ms(10);
+        if (!atomic_load(&in->returned))
+            pthread_kill(in->target, SIGUSR1);
+    }
+    if (in->unblock && !atomic_load(&in->returned))
+        zlink_send(in->unblock, "unblock", 7, ZLINK_DONTWAIT);
+    return NULL;
+}
+
+static void interrupter_start(interrupter *in, void *unblock)
+{
+    /* No SA_RESTART: libzmq's waits are not restarted either. */
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    ck_assert_int_eq(sigaction(SIGUSR1, &sa, NULL), 0);
+    in->target = pthread_self();
+    in->unblock = unblock;
+    atomic_init(&in->returned, false);
+    atomic_store(&handled, 0);
+    ck_assert_int_eq(
+        pthread_create(&in->thread, NULL, interrupt_until_returned, in), 0);
+}
+
+/* The wait returned rc: it must be -1 with EINTR, after a handled signal. */
+static void interrupter_check(interrupter *in, int rc)
+{
+    int err = zlink_errno();
+    atomic_store(&in->returned, true);
+    pthread_join(in->thread, NULL);
+    signal(SIGUSR1, SIG_IGN);
+    ck_assert_msg(rc == -1 && err == EINTR, "expected -1/EINTR, got %d/%d (%s)",
+                  rc, err, zlink_strerror(err));
+    ck_assert_int_gt(atomic_load(&handled), 0);
+}
+
+/* A connected pair over transport t whose binder waits up to twice the
+ * interrupter's run, so that a wait that ignores signals ends with EAGAIN
+ * rather than hanging the suite. */
+static bool open_pair(zt_pair *p, int t, int binder_type, int connecter_type)
+{
+    p->ctx = zt_ctx();
+    p->binder = zt_socket(p->ctx, binder_type);
+    p->connecter = zt_socket(p->ctx, connecter_type);
+    zt_set_int(p->binder, ZLINK_RCVTIMEO, 2 * ZT_TIMEOUT_MS);
+    zt_set_int(p->binder, ZLINK_SNDTIMEO, 2 * ZT_TIMEOUT_MS);
+    if (!zt_join(p->binder, p->connecter, t, p->endpoint, sizeof p->endpoint)) {
+        zt_pair_close(p);
+        return false;
+    }
+    return true;
+}
+
+/* Waits until the pair is connected, then until the binder's receive is
+ * the thread's to read (the engine opens its port after the handshake and
+ * the first message). */
+static void settle(zt_pair *p)
+{
+    zt_send_str(p->connecter, "hello", 0);
+    zt_recv_str(p->binder, "hello");
+    zl_test_sleep_ms(20);
+}
+
+static const int transports[] = {ZT_TCP4, ZT_IPC, ZT_INPROC};
+enum { TRANSPORTS = sizeof transports / sizeof transports[0] };
+
+START_TEST(blocking_receive_is_interrupted)
+{
+    zt_pair p;
+    if (!open_pair(&p, transports[_i], ZLINK_PAIR, ZLINK_PAIR))
+        return;
+    settle(&p);
+    /* Forever, as a Ctrl-C loop waits; the interrupter bounds it. */
+    zt_set_int(p.binder, ZLINK_RCVTIMEO, -1);
+    interrupter in;
+    interrupter_start(&in, p.connecter);
+    char buf[16];
+    interrupter_check(&in, zlink_recv(p.binder, buf, sizeof buf, 0));
+    /* The socket still works after the interruption. */
+    zt_send_str(p.connecter, "after", 0);
+    zt_set_int(p.binder, ZLINK_RCVTIMEO, ZT_TIMEOUT_MS);
+    zt_recv_str(p.binder, "after");
+    zt_pair_close(&p);
+}
+END_TEST
+
+START_TEST(timed_receive_is_interrupted)
+{
+    zt_pair p;
+    if (!open_pair(&p, transports[_i], ZLINK_PAIR, ZLINK_PAIR))
+        return;
+    settle(&p);
+    interrupter in;
+    interrupter_start(&in, NULL);
+    zlink_msg_t msg;
+    zlink_msg_init(&msg);
+    int rc = zlink_msg_recv(&msg, p.binder, 0);
+    interrupter_check(&in, rc);
+    zlink_msg_close(&msg);
+    zt_pair_close(&p);
+}
+END_TEST
+
+START_TEST(req_receive_is_interrupted)
+{
+    zt_pair p;
+    /* The REQ binds here, so that it is the binder that waits. */
+    if (!open_pair(&p, transports[_i], ZLINK_REQ, ZLINK_REP))
+        return;
+    zt_send_str(p.binder, "request", 0);
+    zt_recv_str(p.connecter, "request");
+    zt_send_str(p.connecter, "reply", 0);
+    zt_recv_str(p.binder, "reply");
+    zt_send_str(p.binder, "request", 0);
+    zt_recv_str(p.connecter, "request");
+    zl_test_sleep_ms(20);
+    interrupter in;
+    interrupter_start(&in, NULL);
+    char buf[16];
+    interrupter_check(&in, zlink_recv(p.binder, buf, sizeof buf, 0));
+    /* The reply that comes after the interruption is still the REQ's. */
+    zt_send_str(p.connecter, "late", 0);
+    zt_recv_str(p.binder, "late");
+    zt_pair_close(&p);
+}
+END_TEST
+
+START_TEST(poll_is_interrupted)
+{
+    zt_pair p;
+    if (!open_pair(&p, transports[_i], ZLINK_PAIR, ZLINK_PAIR))
+        return;
+    settle(&p);
+    interrupter in;
+    interrupter_start(&in, NULL);
+    zlink_pollitem_t item = {p.binder, 0, ZLINK_POLLIN, 0};
+    interrupter_check(&in, zlink_poll(&item, 1, 2 * ZT_TIMEOUT_MS));
+    zt_pair_close(&p);
+}
+END_TEST
+
+START_TEST(poller_wait_is_interrupted)
+{
+    zt_pair p;
+    if (!open_pair(&p, transports[_i], ZLINK_PAIR, ZLINK_PAIR))
+        return;
+    settle(&p);
+    void *poller = zlink_poller_new();
+    ck_assert_ptr_nonnull(poller);
+    ck_assert_int_eq(zlink_poller_add(poller, p.binder, NULL, ZLINK_POLLIN), 0);
+    interrupter in;
+    interrupter_start(&in, NULL);
+    zlink_poller_event_t event;
+    interrupter_check(&in,
+                      zlink_poller_wait(poller, &event, 2 * ZT_TIMEOUT_MS));
+    ck_assert_int_eq(zlink_poller_destroy(&poller), 0);
+    zt_pair_close(&p);
+}
+END_TEST
+
+START_TEST(send_at_hwm_is_interrupted)
+{
+    zt_pair p;
+    if (!open_pair(&p, transports[_i], ZLINK_PAIR, ZLINK_PAIR))
+        return;
+    zt_set_int(p.binder, ZLINK_SNDHWM, 1);
+    zt_set_int(p.connecter, ZLINK_RCVHWM, 1);
+    settle(&p);
+    /* Fills the pipes and, over a connection, the kernel's buffers (the
+     * connecter never reads), until a pause makes no room either. */
+    static char body[64 * 1024];
+    int sends = 0;
+    for (int pauses = 0; pauses < 100; pauses++) {
+        while (sends < 10000 && zlink_send(p.binder, body, sizeof body,
+                                           ZLINK_DONTWAIT) == (int)sizeof body)
+            sends++;
+        zt_expect_errno(-1, EAGAIN);
+        zl_test_sleep_ms(50);
+        if (zlink_send(p.binder, body, sizeof body, ZLINK_DONTWAIT) < 0)
+            break;
+        sends++;
+    }
+    zt_expect_errno(-1, EAGAIN);
+    zt_set_int(p.binder, ZLINK_SNDTIMEO, -1);
+    interrupter in;
+    interrupter_start(&in, NULL);
+    interrupter_check(&in, zlink_send(p.binder, body, sizeof body, 0));
+    zt_pair_close(&p);
+}
+END_TEST
+
+#else /* _WIN32 */
+
+START_TEST(test_signals_skipped)
+{
+    fprintf(stderr, "test_signals: POSIX signals only, skipped\n");
+}
+END_TEST
+
+#endif
+
+int main(void)
+{
+    Suite *s = suite_create("signals");
+    TCase *tc = tcase_create("signals");
+    tcase_set_timeout(tc, 60);
+#if !defined(_WIN32)
+    tcase_add_loop_test(tc, blocking_receive_is_interrupted, 0, TRANSPORTS);
+    tcase_add_loop_test(tc, timed_receive_is_interrupted, 0, TRANSPORTS);
+    tcase_add_loop_test(tc, req_receive_is_interrupted, 0, TRANSPORTS);
+    tcase_add_loop_test(tc, poll_is_interrupted, 0, TRANSPORTS);
+    tcase_add_loop_test(tc, poller_wait_is_interrupted, 0, TRANSPORTS);
+    tcase_add_loop_test(tc, send_at_hwm_is_interrupted, 0, TRANSPORTS);
+#else
+    tcase_add_test(tc, test_signals_skipped);
+#endif
+    suite_add_tcase(s, tc);
+    return zl_test_run(s);
+}
