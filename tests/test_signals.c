@@ -2,8 +2,9 @@
  * libzmq: a program whose handler sets a flag (a Ctrl-C) sees it in its
  * loop. The waits: a receive that reads its connection itself (tcp, ipc),
  * one that waits for its pipe (inproc), a REQ's, a receive with a
- * timeout, zlink_poll, a poller, and a send at the HWM. POSIX only: with
- * another OS it is one passing, skipping case. */
+ * timeout, zlink_poll, a poller, and a send at the HWM. And zlink's own
+ * threads take no signal. POSIX only: with another OS it is one passing,
+ * skipping case. */
 #include "testutil.h"
 
 #include <stdio.h>
@@ -13,6 +14,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
+#include <unistd.h>
 
 #include "socket_testutil.h"
 
@@ -231,6 +233,59 @@ START_TEST(send_at_hwm_is_interrupted)
 }
 END_TEST
 
+/* A signal sent to the process goes to an application thread, never to
+ * one of zlink's (its I/O thread, its reaper, a zlink_threadstart thread),
+ * as with libzmq. Here the only thread that takes it is none: every
+ * application thread blocks it, so it must stay pending until sigwait,
+ * and no handler runs. */
+static void wait_for_stop(void *arg)
+{
+    char buf[8];
+    zlink_recv(arg, buf, sizeof buf, 0);
+}
+
+START_TEST(zlink_threads_take_no_signals)
+{
+    zt_pair p;
+    ck_assert(zt_pair_open(&p, ZT_TCP4)); /* starts the I/O thread */
+    settle(&p);
+    void *stop = zt_socket(p.ctx, ZLINK_PAIR);
+    void *stopper = zt_socket(p.ctx, ZLINK_PAIR);
+    zt_set_int(stop, ZLINK_RCVTIMEO, -1);
+    zt_bind(stop, "inproc://stop");
+    zt_connect(stopper, "inproc://stop");
+    void *thread = zlink_threadstart(wait_for_stop, stop);
+    ck_assert_ptr_nonnull(thread);
+
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    ck_assert_int_eq(sigaction(SIGUSR2, &sa, NULL), 0);
+    atomic_store(&handled, 0);
+    sigset_t usr2;
+    sigemptyset(&usr2);
+    sigaddset(&usr2, SIGUSR2);
+    ck_assert_int_eq(pthread_sigmask(SIG_BLOCK, &usr2, NULL), 0);
+    ck_assert_int_eq(kill(getpid(), SIGUSR2), 0);
+    zl_test_sleep_ms(100);
+
+    sigset_t pending;
+    ck_assert_int_eq(sigpending(&pending), 0);
+    ck_assert_int_eq(atomic_load(&handled), 0);
+    ck_assert_int_eq(sigismember(&pending, SIGUSR2), 1);
+    int sig = 0;
+    ck_assert_int_eq(sigwait(&usr2, &sig), 0);
+    ck_assert_int_eq(sig, SIGUSR2);
+
+    zt_send_str(stopper, "stop", 0);
+    zlink_threadclose(thread);
+    zt_close(stopper);
+    zt_close(stop);
+    zt_pair_close(&p);
+}
+END_TEST
+
 #else /* _WIN32 */
 
 START_TEST(test_signals_skipped)
@@ -253,6 +308,7 @@ int main(void)
     tcase_add_loop_test(tc, poll_is_interrupted, 0, TRANSPORTS);
     tcase_add_loop_test(tc, poller_wait_is_interrupted, 0, TRANSPORTS);
     tcase_add_loop_test(tc, send_at_hwm_is_interrupted, 0, TRANSPORTS);
+    tcase_add_test(tc, zlink_threads_take_no_signals);
 #else
     tcase_add_test(tc, test_signals_skipped);
 #endif

@@ -285,6 +285,13 @@ int zl_thread_set_name(const char *name);
 int zl_thread_set_sched(int policy, int priority);
 int zl_thread_set_affinity(const int *cpus, int n);
 
+/* ---- signals around the start of a thread zlink owns (src/core/thread.c)
+ * zl_signals_block_all blocks every signal in the calling thread and keeps
+ * the mask it had in saved; zl_signals_restore puts that back. Nothing on
+ * Windows. */
+void zl_signals_block_all(zl_signal_mask *saved);
+void zl_signals_restore(const zl_signal_mask *saved);
+
 /* ---- process-wide set-up (WSAStartup on Windows), refcounted ---- */
 int zl_backend_global_init(void);
 void zl_backend_global_term(void);

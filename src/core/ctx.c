@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "socket.h"
+#include "thread.h"
 #include "transport/inproc.h"
 #include "zlink.h"
 
@@ -167,7 +168,7 @@ void *zlink_ctx_new(void)
     uv_cond_init(&ctx->all_gone);
     uv_mutex_init(&ctx->reaper_lock);
     uv_cond_init(&ctx->reaper_cond);
-    if (uv_thread_create(&ctx->reaper, reaper_main, ctx) != 0) {
+    if (zl_thread_create(&ctx->reaper, reaper_main, ctx) != 0) {
         uv_cond_destroy(&ctx->reaper_cond);
         uv_mutex_destroy(&ctx->reaper_lock);
         uv_cond_destroy(&ctx->all_gone);

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 
 #include "pipe.h"
+#include "thread.h"
 
 static void dispatch(zl_io_thread *t, const zl_cmd *cmd)
 {
@@ -87,7 +88,7 @@ int zl_io_thread_start(zl_io_thread *t, int index,
     if (rc != 0)
         return rc;
     zl_mailbox_init(&t->mailbox, wake_loop, t->loop);
-    if (uv_thread_create(&t->thread, thread_main, t) != 0) {
+    if (zl_thread_create(&t->thread, thread_main, t) != 0) {
         zl_mailbox_destroy(&t->mailbox);
         zl_loop_destroy(t->loop);
         return -1;

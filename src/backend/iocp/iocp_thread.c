@@ -17,6 +17,17 @@ void zl_thread_yield(void)
     SwitchToThread();
 }
 
+/* Windows delivers no POSIX signals to threads. */
+void zl_signals_block_all(zl_signal_mask *saved)
+{
+    *saved = 0;
+}
+
+void zl_signals_restore(const zl_signal_mask *saved)
+{
+    (void)saved;
+}
+
 typedef HRESULT(WINAPI *set_description_fn)(HANDLE, PCWSTR);
 
 int zl_thread_set_name(const char *name)

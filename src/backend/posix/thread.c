@@ -1,7 +1,7 @@
 /* thread.c — the calling thread on POSIX systems: its CPU (sched_getcpu
  * where the C library has it, a vDSO call on Linux; -1 where it does not,
- * macOS), and the name, scheduling and affinity the context options give
- * I/O threads. */
+ * macOS), the signal mask around the start of zlink's threads, and the
+ * name, scheduling and affinity the context options give I/O threads. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #if defined(__linux__)
@@ -31,6 +32,18 @@ int zl_thread_cpu(void)
 void zl_thread_yield(void)
 {
     sched_yield();
+}
+
+void zl_signals_block_all(zl_signal_mask *saved)
+{
+    sigset_t all;
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, saved);
+}
+
+void zl_signals_restore(const zl_signal_mask *saved)
+{
+    pthread_sigmask(SIG_SETMASK, saved, NULL);
 }
 
 /* ---- I/O thread settings ---- */

@@ -1,8 +1,10 @@
 /* thread_start.c — zlink_threadstart and zlink_threadclose: libzmq's
- * portable thread helpers, on libuv. */
+ * portable thread helpers, on libuv. Their threads take no signals, as
+ * libzmq's (thread.h). */
 #include <stdlib.h>
 #include <uv.h>
 
+#include "thread.h"
 #include "zlink.h"
 
 typedef struct started_thread {
@@ -26,7 +28,7 @@ void *zlink_threadstart(zlink_thread_fn *func, void *arg)
         return NULL;
     t->func = func;
     t->arg = arg;
-    if (uv_thread_create(&t->thread, thread_main, t) != 0) {
+    if (zl_thread_create(&t->thread, thread_main, t) != 0) {
         free(t);
         return NULL;
     }
