@@ -29,7 +29,7 @@ static int check_sockets(zlink_pollitem_t *items, int n)
             errno = ETERM;
             return -1;
         }
-        int events = zl_socket_events(s);
+        int events = zl_socket_events_of(s, items[i].events);
         items[i].revents = (short)(events & items[i].events);
         if (items[i].revents)
             ready++;

@@ -573,7 +573,8 @@ static int check_ready(zl_poller *p, zlink_poller_event_t *events, int n)
             rc = -1;
         } else if (rc == 0 && (!events || found < n)) {
             short ready =
-                (short)(zl_socket_events(item->socket) & item->events);
+                (short)(zl_socket_events_of(item->socket, item->events) &
+                        item->events);
             keep = ready != 0;
             if (ready && events)
                 put_event(&events[found++], item, ready);

@@ -751,17 +751,22 @@ int zlink_recv(void *handle, void *buf, size_t len, int flags)
 
 /* ---- options ---- */
 
-int zl_socket_events(zl_socket *s)
+int zl_socket_events_of(zl_socket *s, int wanted)
 {
     /* The flag spares a poll of a busy socket the mailbox lock. */
     if (atomic_load_explicit(&s->commands_pending, memory_order_relaxed))
         zl_socket_process_commands(s, 0);
     int events = 0;
-    if (s->holding || s->ops->has_in(s))
+    if ((wanted & ZLINK_POLLIN) && (s->holding || s->ops->has_in(s)))
         events |= ZLINK_POLLIN;
-    if (s->ops->has_out(s))
+    if ((wanted & ZLINK_POLLOUT) && s->ops->has_out(s))
         events |= ZLINK_POLLOUT;
     return events;
+}
+
+int zl_socket_events(zl_socket *s)
+{
+    return zl_socket_events_of(s, ZLINK_POLLIN | ZLINK_POLLOUT);
 }
 
 int zlink_setsockopt(void *handle, int option, const void *val, size_t len)

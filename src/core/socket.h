@@ -160,6 +160,10 @@ void zl_socket_wake(zl_socket *s);
 
 /* ZLINK_EVENTS after processing commands. */
 int zl_socket_events(zl_socket *s);
+/* The same, looking only at the events in wanted: a poll over many
+ * sockets waited on for input alone spares each one the look at its
+ * output pipes. */
+int zl_socket_events_of(zl_socket *s, int wanted);
 /* Spinning on s watches every pipe: worth it for a few only. */
 bool zl_socket_may_spin_on(const zl_socket *s);
 /* True when every peer of s is an application thread (inproc), none an
