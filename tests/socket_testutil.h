@@ -83,7 +83,7 @@ static inline void zt_close(void *s)
 
 static inline void zt_term(void *ctx)
 {
-    ck_assert_int_eq(zlink_ctx_term(ctx), 0);
+    ck_assert_int_eq(zl_test_ctx_term(ctx), 0);
 }
 
 static inline void zt_last_endpoint(void *s, char *buf, size_t cap)

@@ -218,7 +218,7 @@ static void run_case(const struct variant *v, bool zlink_binds, bool ipc)
                   "libzmq peer exited with %d (2 timeout, 3 mismatch)", status);
     peer_close(&peer);
     ck_assert_int_eq(zlink_close(socket), 0);
-    ck_assert_int_eq(zlink_ctx_term(ctx), 0);
+    ck_assert_int_eq(zl_test_ctx_term(ctx), 0);
     clean_up_case();
 }
 

@@ -2,9 +2,9 @@
  * libzmq: a program whose handler sets a flag (a Ctrl-C) sees it in its
  * loop. The waits: a receive that reads its connection itself (tcp, ipc),
  * one that waits for its pipe (inproc), a REQ's, a receive with a
- * timeout, zlink_poll, a poller, and a send at the HWM. And zlink's own
- * threads take no signal. POSIX only: with another OS it is one passing,
- * skipping case. */
+ * timeout, zlink_poll, a poller, a send at the HWM, and zlink_ctx_term's
+ * wait for lingering sockets. And zlink's own threads take no signal. POSIX
+ * only: with another OS it is one passing, skipping case. */
 #include "testutil.h"
 
 #include <stdio.h>
@@ -233,6 +233,25 @@ START_TEST(send_at_hwm_is_interrupted)
 }
 END_TEST
 
+/* zlink_ctx_term waiting for a socket that lingers over a message it
+ * cannot deliver: a signal ends the wait with EINTR, the context stays
+ * valid, and a second call ends it once the linger has run out. */
+START_TEST(ctx_term_is_interrupted)
+{
+    void *ctx = zt_ctx();
+    void *dealer = zt_socket(ctx, ZLINK_DEALER);
+    zt_set_int(dealer, ZLINK_LINGER, 1000);
+    /* Nobody listens there: the message stays queued. */
+    zt_connect(dealer, "tcp://127.0.0.1:1");
+    zt_send_str(dealer, "unsent", 0);
+    zt_close(dealer);
+    interrupter in;
+    interrupter_start(&in, NULL);
+    interrupter_check(&in, zlink_ctx_term(ctx));
+    ck_assert_int_eq(zlink_ctx_term(ctx), 0);
+}
+END_TEST
+
 /* A signal sent to the process goes to an application thread, never to
  * one of zlink's (its I/O thread, its reaper, a zlink_threadstart thread),
  * as with libzmq. Here the only thread that takes it is none: every
@@ -306,6 +325,7 @@ int main(void)
                         TRANSPORTS * PAIR_WAITS);
     tcase_add_loop_test(tc, req_receive_is_interrupted, 0, TRANSPORTS);
     tcase_add_loop_test(tc, send_at_hwm_is_interrupted, 0, TRANSPORTS);
+    tcase_add_test(tc, ctx_term_is_interrupted);
     tcase_add_test(tc, zlink_threads_take_no_signals);
 #else
     tcase_add_test(tc, test_signals_skipped);

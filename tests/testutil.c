@@ -173,6 +173,15 @@ bool zl_test_wait_event(void *monitor, int event, int count, int timeout_ms)
     return true;
 }
 
+int zl_test_ctx_term(void *ctx)
+{
+    int rc;
+    do
+        rc = zlink_ctx_term(ctx);
+    while (rc < 0 && zlink_errno() == EINTR);
+    return rc;
+}
+
 int zl_test_send_retry(void *socket, const void *buf, size_t len, int flags)
 {
     int rc;

@@ -56,11 +56,14 @@ bool zl_test_wait_event_value(void *monitor, int event, uint32_t *value,
 
 /* zlink_send/recv and zlink_msg_send/recv, retried while they fail with
  * EINTR: a peer process's exit raises SIGCHLD, which interrupts a blocking
- * call as in libzmq. Other results are returned as they are. */
+ * call as in libzmq (zlink_ctx_term's wait too). Other results are
+ * returned as they are. */
 int zl_test_send_retry(void *socket, const void *buf, size_t len, int flags);
 int zl_test_recv_retry(void *socket, void *buf, size_t len, int flags);
 struct zlink_msg_t;
 int zl_test_msg_send_retry(struct zlink_msg_t *msg, void *socket, int flags);
 int zl_test_msg_recv_retry(struct zlink_msg_t *msg, void *socket, int flags);
+/* zlink_ctx_term, called again while a signal interrupts it (EINTR). */
+int zl_test_ctx_term(void *ctx);
 
 #endif

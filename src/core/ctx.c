@@ -35,6 +35,8 @@ static void socket_gone(zl_ctx *ctx)
     uv_mutex_lock(&ctx->lock);
     ctx->live_sockets--;
     uv_cond_broadcast(&ctx->all_gone);
+    if (ctx->live_sockets == 0 && ctx->term_waiter)
+        zl_sleeper_raise(ctx->term_waiter);
     uv_mutex_unlock(&ctx->lock);
 }
 
@@ -268,16 +270,45 @@ int zlink_ctx_shutdown(void *handle)
     return 0;
 }
 
+/* Waits until every socket is closed and reaped. A signal ends the wait
+ * with -EINTR, as libzmq's: a second Ctrl-C still ends a program whose
+ * sockets linger forever. The context stays valid and shut down, and
+ * zlink_ctx_term may be called again. Without a sleeper to spare (no fd
+ * left), it waits on the condition, which no signal ends. */
+static int wait_for_sockets(zl_ctx *ctx)
+{
+    zl_sleeper *w = zl_sleeper_take(&ctx->sleepers);
+    int rc = 0;
+    uv_mutex_lock(&ctx->lock);
+    ctx->term_waiter = w;
+    while (ctx->live_sockets > 0 && w && rc == 0) {
+        uv_mutex_unlock(&ctx->lock);
+        rc = zl_sleeper_wait(w, -1);
+        if (rc == 0)
+            zl_sleeper_woken(w);
+        uv_mutex_lock(&ctx->lock);
+    }
+    ctx->term_waiter = NULL;
+    if (rc != -EINTR)
+        while (ctx->live_sockets > 0)
+            uv_cond_wait(&ctx->all_gone, &ctx->lock);
+    bool interrupted = ctx->live_sockets > 0;
+    uv_mutex_unlock(&ctx->lock);
+    if (w)
+        zl_sleeper_give(&ctx->sleepers, w);
+    return interrupted ? -EINTR : 0;
+}
+
 int zlink_ctx_term(void *handle)
 {
     zl_ctx *ctx = ctx_from_handle(handle);
     if (!ctx)
         return -1;
     zlink_ctx_shutdown(ctx);
-    uv_mutex_lock(&ctx->lock);
-    while (ctx->live_sockets > 0)
-        uv_cond_wait(&ctx->all_gone, &ctx->lock);
-    uv_mutex_unlock(&ctx->lock);
+    if (wait_for_sockets(ctx) != 0) {
+        errno = EINTR;
+        return -1;
+    }
 
     uv_mutex_lock(&ctx->reaper_lock);
     ctx->reaper_stop = true;

@@ -37,6 +37,9 @@ typedef struct zl_ctx {
     size_t socket_count;
     size_t live_sockets; /* open + closed but not yet reaped */
     uv_cond_t all_gone;
+    /* Raised when live_sockets reaches 0, while zlink_ctx_term waits on
+     * it (under lock). */
+    struct zl_sleeper *term_waiter;
 
     /* The reaper: frees closed sockets once their I/O objects are gone. */
     uv_thread_t reaper;

@@ -561,8 +561,10 @@ static int run_parent(soak *k, int ctl, pid_t child)
         zlink_close(k->servers[i].socket);
         zlink_close(k->healthy[i].client);
     }
-    zlink_ctx_term(k->client_ctx);
-    zlink_ctx_term(k->ctx);
+    while (zlink_ctx_term(k->client_ctx) != 0 && zlink_errno() == EINTR)
+        ;
+    while (zlink_ctx_term(k->ctx) != 0 && zlink_errno() == EINTR)
+        ;
     return failures;
 }
 
