@@ -15,6 +15,13 @@
 #define ZMQ_VERSION                                                            \
     ZMQ_MAKE_VERSION(ZMQ_VERSION_MAJOR, ZMQ_VERSION_MINOR, ZMQ_VERSION_PATCH)
 
+/* Feature macros that libzmq 4.3 programs test before using an API:
+ * zmq_has, the timers and the poller are all here. (libzmq defines
+ * ZMQ_HAVE_POLLER only with its draft API; zlink's poller is stable.) */
+#define ZMQ_HAS_CAPABILITIES 1
+#define ZMQ_HAVE_TIMERS
+#define ZMQ_HAVE_POLLER
+
 /* Functions. */
 #define zmq_errno zlink_errno
 #define zmq_strerror zlink_strerror

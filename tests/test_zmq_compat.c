@@ -236,6 +236,13 @@ END_TEST
 #error "zlink_zmq.h must give the libzmq 4.3 API level"
 #endif
 
+/* Programs written for libzmq take the poller and timer paths only where
+ * these are defined. */
+#if !defined(ZMQ_HAS_CAPABILITIES) || !defined(ZMQ_HAVE_TIMERS) ||             \
+    !defined(ZMQ_HAVE_POLLER)
+#error "zlink_zmq.h must announce zmq_has, the timers and the poller"
+#endif
+
 START_TEST(test_version_is_the_api_level)
 {
     int major = -1, minor = -1, patch = -1;
