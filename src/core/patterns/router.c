@@ -381,6 +381,10 @@ static int send_routing_id(zl_socket *s, router_state *r, zlink_msg_t *msg)
     }
     bool mandatory = s->options.router_mandatory;
     zl_pipe *p = find_peer(r, msg);
+    /* A peer that has left, its pipe waiting only for us to read up to its
+     * delimiter, is unreachable: waiting for room there would never end. */
+    if (p != NULL && p->terminated)
+        p = NULL;
     if (p == NULL && mandatory) {
         errno = EHOSTUNREACH;
         return -1;
