@@ -181,6 +181,35 @@ START_TEST(probe_router)
 }
 END_TEST
 
+/* A connecting ROUTER with PROBE_ROUTER probes as soon as the connection is
+ * made, though its application does not call it again: zlink makes that
+ * ROUTER's pipe at the handshake, and the probe waited for the socket's
+ * next call to attach it. */
+START_TEST(probe_from_connecting_router)
+{
+    void *ctx = zt_ctx();
+    void *server = zt_socket(ctx, ZLINK_ROUTER);
+    void *client = zt_socket(ctx, ZLINK_ROUTER);
+    zt_set_int(client, ZLINK_PROBE_ROUTER, 1);
+    zlink_setsockopt(client, ZLINK_ROUTING_ID, "cli", 3);
+    char ep[256];
+    if (zt_join(server, client, _i, ep, sizeof ep)) {
+        zt_recv_str(server, "cli");
+        char buf[8];
+        ck_assert_int_eq(zt_recv_buf(server, buf, sizeof buf, 0), 0);
+        ck_assert_int_eq(zt_get_int(server, ZLINK_RCVMORE), 0);
+        /* One probe: nothing else comes when the client's socket runs. */
+        zt_set_int(client, ZLINK_RCVTIMEO, 0);
+        ck_assert_int_eq(zlink_recv(client, buf, sizeof buf, 0), -1);
+        zt_set_int(server, ZLINK_RCVTIMEO, 100);
+        zt_expect_errno(zlink_recv(server, buf, sizeof buf, 0), EAGAIN);
+    }
+    zt_close(client);
+    zt_close(server);
+    zt_term(ctx);
+}
+END_TEST
+
 START_TEST(router_handover)
 {
     void *ctx = zt_ctx();
@@ -314,6 +343,8 @@ static Suite *suite(void)
     tcase_add_test(tc, conflate_multipart_whole);
     tcase_add_loop_test(tc, probe_router, ZT_TCP4, ZT_TCP4 + 1);
     tcase_add_loop_test(tc, probe_router, ZT_INPROC, ZT_INPROC + 1);
+    tcase_add_loop_test(tc, probe_from_connecting_router, 0,
+                        ZT_TRANSPORT_COUNT);
     tcase_add_test(tc, router_handover);
     tcase_add_loop_test(tc, invert_matching, 0, 2);
     tcase_add_test(tc, invert_matching_sub_filters);

@@ -68,6 +68,12 @@ bool zl_options_conflates(const zl_options *o)
                            o->type == ZLINK_SUB);
 }
 
+bool zl_options_probes_router(const zl_options *o)
+{
+    return o->probe_router && (o->type == ZLINK_DEALER ||
+                               o->type == ZLINK_ROUTER || o->type == ZLINK_REQ);
+}
+
 static int set_blob(zl_blob **blob, const void *val, size_t len)
 {
     /* Any binary string of 1 to 255 bytes, as libzmq 4.3 (which, unlike

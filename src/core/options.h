@@ -61,6 +61,9 @@ int zl_options_get(const zl_options *o, int option, void *val, size_t *len);
  * SUB); elsewhere it is accepted and has no effect, as in libzmq. */
 bool zl_options_conflates(const zl_options *o);
 
+/* PROBE_ROUTER set on a type that sends the probe (DEALER, ROUTER, REQ). */
+bool zl_options_probes_router(const zl_options *o);
+
 /* Reads an int option value, checking its length. */
 int zl_option_int(const void *val, size_t len, int *out);
 /* Writes an int result, checking the caller's buffer. */

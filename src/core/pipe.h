@@ -63,6 +63,8 @@ struct zl_pipe {
     /* The other end is a session's: an I/O thread writes what we read,
      * and needs the CPU that a receive spinning for it would take. */
     bool peer_is_session;
+    /* That session sent PROBE_ROUTER's empty message itself. */
+    bool probe_sent;
 
     /* Private to pipe.c. */
     struct zl_pipe_shared *shared;

@@ -149,6 +149,14 @@ void zl_session_engine_ready(zl_session *s, const zl_blob *peer_routing_id)
         s->engine = NULL;
         return;
     }
+    /* The socket writes PROBE_ROUTER's message when it attaches a pipe,
+     * which waits for the application's next call. A pipe made at
+     * connect (libzmq's way) has it sent as soon as the peer is ready;
+     * one made here, at the handshake, sends it from here for the same. */
+    if (s->connect_side && zl_options_probes_router(&s->options)) {
+        s->probe_pending = true;
+        socket_end->probe_sent = true;
+    }
     send_to_socket(s, ZL_CMD_ATTACH_PIPE, socket_end);
 }
 
@@ -156,6 +164,11 @@ int zl_session_pull(zl_session *s, zlink_msg_t *msg)
 {
     if (!s->pipe || s->pipe_closed)
         return ZL_PIPE_EMPTY;
+    if (s->probe_pending) {
+        s->probe_pending = false;
+        zlink_msg_init(msg);
+        return ZL_PIPE_MSG;
+    }
     zl_pipe_read_result r = zl_pipe_read(s->pipe, msg);
     if (r == ZL_PIPE_MSG)
         s->out_in_message = (zl_msg_flags(msg) & ZL_MSG_MORE) != 0;

@@ -45,6 +45,7 @@ typedef struct zl_session {
     bool pipe_closed;    /* read the socket's delimiter */
     bool out_in_message; /* the engine took a part with MORE set */
     bool in_in_message;  /* the engine wrote a part with MORE set */
+    bool probe_pending;  /* PROBE_ROUTER's message, before the pipe's */
     /* CONFLATE: the newest message while the pipe (one message deep) is
      * full; each newer one replaces it. */
     bool has_conflated;

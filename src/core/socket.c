@@ -137,9 +137,7 @@ void *zlink_socket(void *ctx_handle, int type)
  * ROUTER and REQ do this at attach). */
 static void probe_router(zl_socket *s, zl_pipe *p)
 {
-    if (!s->options.probe_router ||
-        (s->options.type != ZLINK_DEALER && s->options.type != ZLINK_ROUTER &&
-         s->options.type != ZLINK_REQ))
+    if (!zl_options_probes_router(&s->options) || p->probe_sent)
         return;
     zlink_msg_t probe;
     zlink_msg_init(&probe);
