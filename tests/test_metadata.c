@@ -69,6 +69,44 @@ START_TEST(tcp_dealer_to_router)
 }
 END_TEST
 
+/* A ROUTER's id frame carries its connection's properties too, as in
+ * libzmq: servers log "Peer-Address" from the first frame. Messages read
+ * by the I/O thread and by the receiving thread itself are both checked. */
+START_TEST(router_id_frame_has_properties)
+{
+    void *ctx = zt_ctx();
+    void *router = zt_socket(ctx, ZLINK_ROUTER);
+    void *dealer = zt_socket(ctx, ZLINK_DEALER);
+    zlink_setsockopt(dealer, ZLINK_ROUTING_ID, "carol", 5);
+    char ep[256];
+    ck_assert(zt_join(router, dealer, ZT_TCP4, ep, sizeof ep));
+    for (int round = 0; round < 2; round++) {
+        /* Round 0 waits in the receive; round 1 finds both queued. */
+        for (int i = 0; i <= round; i++)
+            zt_send_str(dealer, "hi", 0);
+        if (round == 1)
+            zl_test_sleep_ms(50);
+        for (int i = 0; i <= round; i++) {
+            zlink_msg_t id, body;
+            zlink_msg_init(&id);
+            zlink_msg_init(&body);
+            ck_assert_int_eq(zlink_msg_recv(&id, router, 0), 5);
+            ck_assert(zlink_msg_more(&id));
+            expect_property(&id, "Socket-Type", "DEALER");
+            expect_property(&id, "Identity", "carol");
+            expect_property(&id, ZMQ_MSG_PROPERTY_PEER_ADDRESS, "127.0.0.1");
+            ck_assert_int_eq(zlink_msg_recv(&body, router, 0), 2);
+            expect_property(&body, "Socket-Type", "DEALER");
+            zlink_msg_close(&id);
+            zlink_msg_close(&body);
+        }
+    }
+    zt_close(dealer);
+    zt_close(router);
+    zt_term(ctx);
+}
+END_TEST
+
 /* PAIR announces no Identity (as libzmq); IPv6 peers are named without
  * brackets, as getnameinfo writes them. */
 START_TEST(tcp6_pair)
@@ -341,6 +379,7 @@ static Suite *suite(void)
     TCase *tc = tcase_create("gets");
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, tcp_dealer_to_router);
+    tcase_add_test(tc, router_id_frame_has_properties);
     tcase_add_test(tc, tcp6_pair);
     tcase_add_test(tc, ipc_peer_address);
     tcase_add_test(tc, inproc_and_local_have_none);

@@ -9,6 +9,7 @@
 #include "atomics.h"
 #include "fair_queue.h"
 #include "load_balance.h"
+#include "metadata.h"
 #include "msg.h"
 #include "patterns/pattern.h"
 #include "patterns/router.h"
@@ -481,6 +482,13 @@ static int take_pending_id(router_state *r, zlink_msg_t *msg)
     }
     memcpy(zlink_msg_data(msg), r->pending_id.data, r->pending_id.len);
     zl_msg_set_flags(msg, ZL_MSG_MORE);
+    /* The id frame has its connection's properties too, as in libzmq:
+     * servers read "Peer-Address" from it. */
+    struct zl_metadata *metadata = zl_msg_of(&r->pending_part)->metadata;
+    if (metadata) {
+        zl_metadata_addref(metadata, 1);
+        zl_msg_set_metadata(msg, metadata);
+    }
     r->pending_id_sent = true;
     r->more_in = true;
     return 0;
