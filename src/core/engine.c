@@ -64,6 +64,25 @@ static void stop_timers(zl_engine *e)
     zl_timer_stop(e->loop, &e->heartbeat_deadline);
 }
 
+/* Before the handle closes, or the pipe they belong to goes: the socket's
+ * thread may be writing, or watching the connection. */
+static void shut_ports(zl_engine *e)
+{
+    if (e->direct_port) {
+        zl_direct_port_shut(e->direct_port);
+        e->direct_port = NULL;
+    }
+    if (e->recv_port) {
+        zl_recv_port_shut(e->recv_port);
+        e->recv_port = NULL;
+    }
+}
+
+void zl_engine_pipe_gone(zl_engine *e)
+{
+    shut_ports(e);
+}
+
 /* Closes the connection; the session hears of it once (unless it is the one
  * destroying us). */
 static void close_connection(zl_engine *e, bool protocol)
@@ -72,16 +91,7 @@ static void close_connection(zl_engine *e, bool protocol)
         return;
     set_state(e, ZL_ENGINE_CLOSED);
     stop_timers(e);
-    if (e->direct_port) {
-        /* Before the handle closes: the socket's thread may be writing. */
-        zl_direct_port_shut(e->direct_port);
-        e->direct_port = NULL;
-    }
-    if (e->recv_port) {
-        /* Before the handle closes: the socket's thread may watch it. */
-        zl_recv_port_shut(e->recv_port);
-        e->recv_port = NULL;
-    }
+    shut_ports(e);
     if (e->stream) {
         zl_stream_close(e->stream);
         e->stream = NULL;

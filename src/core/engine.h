@@ -25,6 +25,9 @@ zl_engine *zl_engine_create(struct zl_session *session, zl_loop *loop,
 void zl_engine_restart_output(zl_engine *e);
 /* The session's pipe has room again. */
 void zl_engine_restart_input(zl_engine *e);
+/* The session let go of its pipe and keeps the connection
+ * (ZL_PIPE_TERM_KEEP_CONNECTION): the ports belonged to that pipe. */
+void zl_engine_pipe_gone(zl_engine *e);
 /* True once the pipe's delimiter was reached and everything before it is on
  * the wire (linger is over). */
 bool zl_engine_drained(const zl_engine *e);

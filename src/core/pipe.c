@@ -305,16 +305,22 @@ void zl_pipe_set_owner(zl_pipe *p, zl_mailbox *mailbox, void *owner)
 /* Sends a command for end `to` to its owner, unless that end is released:
  * the check and the send are one step under the lock, so once release has
  * returned no new command for the end can appear. */
-static void send_cmd(zl_pipe *to, zl_cmd_type type)
+static void send_cmd_arg(zl_pipe *to, zl_cmd_type type, intptr_t arg)
 {
     struct zl_pipe_shared *s = to->shared;
     uv_mutex_lock(&s->lock);
     if (!to->released && to->mailbox != NULL) {
-        zl_cmd cmd = {.type = type, .target = to->owner, .pipe = to};
+        zl_cmd cmd = {
+            .type = type, .target = to->owner, .pipe = to, .arg = arg};
         zl_pipe_ref(to);
         zl_mailbox_send(to->mailbox, &cmd);
     }
     uv_mutex_unlock(&s->lock);
+}
+
+static void send_cmd(zl_pipe *to, zl_cmd_type type)
+{
+    send_cmd_arg(to, type, 0);
 }
 
 void zl_pipe_ref(zl_pipe *p)
@@ -1001,7 +1007,7 @@ int zl_pipe_write_chunk_slots(const zl_pipe *p)
 
 /* ---- Termination ------------------------------------------------------ */
 
-void zl_pipe_terminate(zl_pipe *p)
+static void terminate(zl_pipe *p, intptr_t how)
 {
     struct zl_msg_queue *q = p->out;
     if (p->terminated)
@@ -1014,7 +1020,17 @@ void zl_pipe_terminate(zl_pipe *p)
     q->complete_parts = q->written_parts;
     p->terminated = true;
     zl_pipe_flush(p);
-    send_cmd(p->peer, ZL_CMD_PIPE_TERM);
+    send_cmd_arg(p->peer, ZL_CMD_PIPE_TERM, how);
+}
+
+void zl_pipe_terminate(zl_pipe *p)
+{
+    terminate(p, 0);
+}
+
+void zl_pipe_give_up(zl_pipe *p)
+{
+    terminate(p, ZL_PIPE_TERM_KEEP_CONNECTION);
 }
 
 void zl_pipe_hiccup(zl_pipe *p)

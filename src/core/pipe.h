@@ -191,6 +191,13 @@ void zl_pipe_hiccup(zl_pipe *p);
 
 /* Termination. */
 void zl_pipe_terminate(zl_pipe *p);
+/* As zl_pipe_terminate, and a session at the other end keeps its
+ * connection open, without a pipe: whatever the peer sends is dropped
+ * (ZL_CMD_PIPE_TERM's arg). A ROUTER that hands a peer's id over to a newer
+ * peer does so, as libzmq's; closing the old connection would make that
+ * peer reconnect and take the id back. */
+void zl_pipe_give_up(zl_pipe *p);
+#define ZL_PIPE_TERM_KEEP_CONNECTION 1
 /* This end is done. No command for it will be delivered after this (those
  * in flight are discarded by zl_pipe_cmd_live). */
 void zl_pipe_release(zl_pipe *p);

@@ -544,6 +544,29 @@ static void session_term(zl_io_object *obj, int linger)
     begin_termination(s);
 }
 
+/* The socket gave the pipe up but not the connection (zl_pipe_give_up):
+ * from now on what the peer sends is dropped (session_push without a pipe),
+ * and its leaving ends us as usual. A connecting session makes a new pipe
+ * at its next handshake. */
+static void keep_connection_without_pipe(zl_session *s)
+{
+    if (s->engine)
+        zl_engine_pipe_gone(s->engine);
+    close_pipe(s);
+    s->pipe_closed = false;
+    s->in_in_message = false;
+    s->out_in_message = false;
+    s->probe_pending = false;
+    if (s->has_conflated) {
+        zlink_msg_close(&s->conflated);
+        s->has_conflated = false;
+    }
+    /* The engine reads on, so it sees the peer leave; it may stop on a
+     * protocol error, which can free s. */
+    if (s->engine)
+        zl_engine_restart_input(s->engine);
+}
+
 static void session_pipe_command(zl_io_object *obj, const zl_cmd *cmd)
 {
     zl_session *s = (zl_session *)obj;
@@ -560,6 +583,10 @@ static void session_pipe_command(zl_io_object *obj, const zl_cmd *cmd)
             zl_engine_restart_input(s->engine);
         break;
     case ZL_CMD_PIPE_TERM:
+        if (cmd->arg == ZL_PIPE_TERM_KEEP_CONNECTION && !s->terminating) {
+            keep_connection_without_pipe(s); /* may free s */
+            break;
+        }
         /* The socket let go of the pipe (close, or PAIR refusing a second
          * peer). Deliver what it queued, then end. */
         begin_termination(s); /* may free s */

@@ -277,9 +277,11 @@ static int assign_auto_id(router_state *r, zl_pipe *p)
     return zl_pipe_set_routing_id(p, id, sizeof id);
 }
 
-/* The id's current holder gives it up: it is no longer routed to, and is
- * disconnected unless it is already going. Its queued messages are still
- * read, up to its delimiter. */
+/* The id's current holder gives it up: it is no longer routed to, and its
+ * pipe ends unless it is already going. Its queued messages are still
+ * read, up to its delimiter. Its connection stays open, reading nothing
+ * (zl_pipe_give_up), so that its peer does not reconnect and take the id
+ * back: libzmq's ROUTER_HANDOVER does the same. */
 static void give_up_id(router_state *r, zl_pipe *holder)
 {
     if (holder == r->current_out) {
@@ -288,7 +290,7 @@ static void give_up_id(router_state *r, zl_pipe *holder)
     }
     remove_route(r, holder);
     if (!holder->terminated)
-        zl_pipe_terminate(holder);
+        zl_pipe_give_up(holder);
 }
 
 static void router_attach_pipe(zl_socket *s, zl_pipe *p, bool locally_initiated)
