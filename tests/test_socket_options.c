@@ -255,6 +255,9 @@ START_TEST(router_only_options)
     uint8_t big[256] = {1};
     zt_expect_errno(
         zlink_setsockopt(router, ZLINK_CONNECT_ROUTING_ID, big, 256), EINVAL);
+    /* As ROUTER_MANDATORY, a ROUTER's option alone. */
+    zt_expect_errno(
+        zlink_setsockopt(dealer, ZLINK_CONNECT_ROUTING_ID, "peer", 4), EINVAL);
     zt_close(router);
     zt_close(dealer);
     zt_term(ctx);

@@ -290,6 +290,11 @@ int zl_options_set(zl_options *o, int option, const void *val, size_t len)
     case ZLINK_ROUTING_ID:
         return set_blob(&o->routing_id, val, len);
     case ZLINK_CONNECT_ROUTING_ID:
+        /* A ROUTER's option in libzmq: EINVAL on other types. */
+        if (o->type != ZLINK_ROUTER) {
+            errno = EINVAL;
+            return -1;
+        }
         return set_blob(&o->connect_routing_id, val, len);
     case ZLINK_WS_ALLOWED_ORIGINS:
         return set_string(&o->ws_allowed_origins, val, len, ZL_WS_ORIGINS_MAX);
