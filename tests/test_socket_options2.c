@@ -126,6 +126,55 @@ START_TEST(conflate_sub)
 }
 END_TEST
 
+/* As libzmq: once a burst has arrived, one receive returns its newest
+ * message and nothing older is left. (It returned the first too: the pipe
+ * was one message deep, with the newest waiting behind it.) Loop index:
+ * the transport; PULL, then SUB. */
+START_TEST(conflate_newest_only)
+{
+    static const int transports[] = {ZT_TCP4, ZT_IPC, ZT_INPROC};
+    int transport = transports[_i % 3];
+    bool sub = _i >= 3;
+    void *ctx = zt_ctx();
+    void *receiver = zt_socket(ctx, sub ? ZLINK_SUB : ZLINK_PULL);
+    void *sender = zt_socket(ctx, sub ? ZLINK_PUB : ZLINK_PUSH);
+    zt_set_int(receiver, ZLINK_CONFLATE, 1);
+    if (sub)
+        ck_assert_int_eq(zlink_setsockopt(receiver, ZLINK_SUBSCRIBE, "", 0), 0);
+    char ep[256];
+    /* The receiver connects: over inproc, libzmq conflates for the
+     * connecting socket. */
+    ck_assert(zt_join(sender, receiver, transport, ep, sizeof ep));
+    if (sub) {
+        ck_assert(zt_ping_until(sender, receiver, "ready", ZT_TIMEOUT_MS));
+        char buf[16];
+        while (zlink_recv(receiver, buf, sizeof buf, ZLINK_DONTWAIT) >= 0)
+            ;
+    } else {
+        zt_send_str(sender, "ready", 0);
+        zt_recv_str(receiver, "ready");
+    }
+    for (int i = 1; i <= 10; i++) {
+        char buf[16];
+        snprintf(buf, sizeof buf, "m%d", i);
+        zt_send_str(sender, buf, 0);
+    }
+    uint64_t deadline = zl_test_now_ms() + ZT_TIMEOUT_MS;
+    while (!(zt_get_int(receiver, ZLINK_EVENTS) & ZLINK_POLLIN)) {
+        ck_assert(zl_test_now_ms() < deadline);
+        zl_test_sleep_ms(5);
+    }
+    zl_test_sleep_ms(200); /* the rest of the burst */
+    zt_recv_str(receiver, "m10");
+    char buf[16];
+    zt_expect_errno(zlink_recv(receiver, buf, sizeof buf, ZLINK_DONTWAIT),
+                    EAGAIN);
+    zt_close(sender);
+    zt_close(receiver);
+    zt_term(ctx);
+}
+END_TEST
+
 /* Multipart messages are not conflated: every one arrives whole. */
 START_TEST(conflate_multipart_whole)
 {
@@ -350,6 +399,7 @@ static Suite *suite(void)
     tcase_add_loop_test(tc, conflate_pull, ZT_TCP4, ZT_TCP4 + 1);
     tcase_add_loop_test(tc, conflate_pull, ZT_IPC, ZT_IPC + 1);
     tcase_add_test(tc, conflate_sub);
+    tcase_add_loop_test(tc, conflate_newest_only, 0, 6);
     tcase_add_test(tc, conflate_multipart_whole);
     tcase_add_loop_test(tc, probe_router, ZT_TCP4, ZT_TCP4 + 1);
     tcase_add_loop_test(tc, probe_router, ZT_INPROC, ZT_INPROC + 1);

@@ -59,11 +59,12 @@ void zl_session_recv_port_opened(zl_session *s)
 static int create_pipe(zl_session *s, zl_pipe **socket_end)
 {
     zl_pipe *ours;
-    /* CONFLATE: one message deep each way, as libzmq's conflating pipes;
-     * inbound, the newest beyond it waits in the session (session_push). */
+    /* CONFLATE: outbound, one message deep. Inbound, the socket reads the
+     * newest message queued (zl_fair_queue_set_conflate), and beyond the
+     * HWM the newest waits in the session (session_push). */
     bool conflating = zl_options_conflates(&s->options);
     if (zl_pipe_pair(socket_end, &ours, conflating ? 1 : s->options.sndhwm,
-                     conflating ? 1 : s->options.rcvhwm) != 0)
+                     s->options.rcvhwm) != 0)
         return -1;
     zl_pipe_set_owner(*socket_end, &s->socket->mailbox, s->socket);
     zl_pipe_set_owner(ours, &s->base.thread->mailbox, s);

@@ -29,6 +29,7 @@ static void dealer_destroy(zl_socket *s)
 static void dealer_attach_pipe(zl_socket *s, zl_pipe *p, bool locally_initiated)
 {
     dealer_state *dealer = state_of(s);
+    zl_fair_queue_set_conflate(&dealer->in, zl_options_conflates(&s->options));
     if (zl_fair_queue_attach(&dealer->in, p) == 0) {
         if (zl_load_balance_attach(&dealer->out, p) == 0)
             return;

@@ -179,10 +179,48 @@ static ZL_ALWAYS_INLINE int read_next(zl_fair_queue *fq, struct zl_socket *s,
     return -1;
 }
 
+void zl_fair_queue_set_conflate(zl_fair_queue *fq, bool conflate)
+{
+    fq->conflate = conflate;
+}
+
+/* CONFLATE: msg, a whole single-part message from p, gives way to the
+ * newest one queued behind it. A multipart message met there is delivered
+ * instead, whole. */
+static ZL_NOINLINE void keep_newest(zl_fair_queue *fq, struct zl_socket *s,
+                                    zlink_msg_t *msg, zl_pipe *p)
+{
+    zlink_msg_t newer;
+    zlink_msg_init(&newer);
+    for (;;) {
+        switch (zl_pipe_read(p, &newer)) {
+        case ZL_PIPE_MSG:
+            zlink_msg_close(msg);
+            zlink_msg_init(msg);
+            zlink_msg_move(msg, &newer);
+            if (zl_msg_flags(msg) & ZL_MSG_MORE) {
+                fq->more = true;
+                fq->reading = p;
+                return;
+            }
+            break;
+        case ZL_PIPE_EMPTY:
+            /* p sleeps now; the next read finds it empty and sets it
+             * aside, or finds what its ACTIVATE_READ announces. */
+            return;
+        case ZL_PIPE_CLOSED:
+            zlink_msg_init(&newer);
+            zl_socket_pipe_done(s, p);
+            return;
+        }
+    }
+}
+
 int zl_fair_queue_recv(zl_fair_queue *fq, struct zl_socket *s, zlink_msg_t *msg,
                        zl_pipe **from)
 {
     zl_pipe *source = NULL;
+    bool first_part = !fq->more;
     if (fq->prefetched) {
         zlink_msg_move(msg, &fq->prefetched_msg);
         fq->prefetched = false;
@@ -191,6 +229,9 @@ int zl_fair_queue_recv(zl_fair_queue *fq, struct zl_socket *s, zlink_msg_t *msg,
     } else if (read_next(fq, s, msg, &source) != 0) {
         return -1;
     }
+    if (fq->conflate && first_part && source != NULL &&
+        !(zl_msg_flags(msg) & ZL_MSG_MORE))
+        keep_newest(fq, s, msg, source);
     if (from != NULL)
         *from = source;
     return 0;

@@ -20,6 +20,10 @@ typedef struct zl_fair_queue {
     size_t count, active, capacity;
     size_t current; /* the next active pipe to read from */
 
+    /* CONFLATE: a single-part message read from a pipe gives way to the
+     * newest queued behind it in that pipe (zl_fair_queue_set_conflate). */
+    bool conflate;
+
     /* A multipart message is read from one pipe to its last part. */
     bool more;
     zl_pipe *reading;
@@ -37,6 +41,11 @@ void zl_fair_queue_destroy(zl_fair_queue *fq);
 /* Adds an active pipe. -1 with errno ENOMEM. */
 int zl_fair_queue_attach(zl_fair_queue *fq, zl_pipe *p);
 bool zl_fair_queue_contains(const zl_fair_queue *fq, const zl_pipe *p);
+/* The socket conflates (zl_options_conflates): each receive returns the
+ * newest single-part message queued in the pipe it reads, as libzmq's
+ * conflating pipes keep only the newest. A multipart message is delivered
+ * whole (libzmq leaves that undefined). */
+void zl_fair_queue_set_conflate(zl_fair_queue *fq, bool conflate);
 /* Forgets p (a pattern's pipe_terminated). Does nothing if p is absent. */
 void zl_fair_queue_remove(zl_fair_queue *fq, zl_pipe *p);
 /* p has messages again. Spurious calls are harmless. */

@@ -23,6 +23,7 @@ static void pull_destroy(zl_socket *s)
 static void pull_attach_pipe(zl_socket *s, zl_pipe *p, bool locally_initiated)
 {
     (void)locally_initiated;
+    zl_fair_queue_set_conflate(in_of(s), zl_options_conflates(&s->options));
     if (zl_fair_queue_attach(in_of(s), p) == 0)
         return;
     zl_pipe_terminate(p);

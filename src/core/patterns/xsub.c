@@ -168,6 +168,7 @@ void zl_xsub_attach_pipe(zl_socket *s, zl_pipe *p, bool locally_initiated)
 {
     (void)locally_initiated;
     zl_xsub *x = state_of(s);
+    zl_fair_queue_set_conflate(&x->in, zl_options_conflates(&s->options));
     if (zl_fair_queue_attach(&x->in, p) == 0) {
         if (zl_dist_attach(&x->out, p) == 0) {
             /* A new pipe never takes part in a message already begun, so

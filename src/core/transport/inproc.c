@@ -145,11 +145,12 @@ int zl_inproc_connect(zl_socket *s, const char *name, zl_pipe **ours)
         out_hwm = combined_hwm(s->options.sndhwm, e->rcvhwm);
         in_hwm = combined_hwm(e->sndhwm, s->options.rcvhwm);
     }
-    /* CONFLATE on the connecting socket, as libzmq: one message deep each
-     * way (with no session to hold the newest, a full pipe keeps the
-     * older message). */
+    /* CONFLATE on the connecting socket, as libzmq. Outbound, one message
+     * deep (with no session to hold the newest, a full pipe keeps the
+     * older message); inbound, the socket reads the newest queued
+     * (zl_fair_queue_set_conflate). */
     if (zl_options_conflates(&s->options))
-        out_hwm = in_hwm = 1;
+        out_hwm = 1;
     zl_pipe *theirs;
     if (zl_pipe_pair(ours, &theirs, out_hwm, in_hwm) != 0) {
         uv_mutex_unlock(&r->lock);
