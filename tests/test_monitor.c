@@ -279,6 +279,14 @@ START_TEST(monitor_connect_refused)
 }
 END_TEST
 
+/* As libzmq, the wait before a reconnect is RECONNECT_IVL and a random part
+ * of it more, so that the clients of a restarted server spread out. */
+static void expect_jittered(uint64_t value, uint64_t ivl)
+{
+    ck_assert_uint_ge(value, ivl);
+    ck_assert_uint_lt(value, 2 * ivl);
+}
+
 /* As libzmq, CONNECT_RETRIED comes when the retry is scheduled, carrying
  * the interval, not when it fires: with a 60 s interval the monitor still
  * hears of it at once, after a refused connect and after a disconnect. */
@@ -304,7 +312,7 @@ START_TEST(monitor_retry_reported_when_scheduled)
     expect_event(mon, ZLINK_EVENT_DISCONNECTED, NULL, NULL);
     event ev;
     expect_event(mon, ZLINK_EVENT_CONNECT_RETRIED, NULL, &ev);
-    ck_assert_uint_eq(ev.value, LONG_IVL);
+    expect_jittered(ev.value, LONG_IVL);
     ck_assert_str_eq(ev.endpoint, ep);
     ck_assert_uint_lt(zl_test_now_ms() - start, ZT_TIMEOUT_MS);
     /* And only once: the next one waits for that retry. */
@@ -324,7 +332,7 @@ START_TEST(monitor_retry_reported_when_scheduled)
     static const int refused[] = {ZLINK_EVENT_CONNECT_DELAYED,
                                   ZLINK_EVENT_CLOSED, 0};
     expect_event(mon, ZLINK_EVENT_CONNECT_RETRIED, refused, &ev);
-    ck_assert_uint_eq(ev.value, LONG_IVL);
+    expect_jittered(ev.value, LONG_IVL);
     expect_no_event(mon, 300);
     zt_close(client);
     expect_event(mon, ZLINK_EVENT_MONITOR_STOPPED, refused, NULL);
@@ -361,6 +369,43 @@ START_TEST(monitor_reconnect_backoff)
     ck_assert_uint_ge(previous, 80);
     zt_close(client);
     zt_close(mon);
+    zt_term(ctx);
+}
+END_TEST
+
+/* Clients of the same dead endpoint wait different intervals (libzmq's
+ * jitter): a server that restarts does not get them all at once. */
+START_TEST(monitor_retry_jitter)
+{
+    enum { CLIENTS = 8, IVL = 1000 };
+    void *ctx = zt_ctx();
+    char ep[300];
+    void *probe = zt_socket(ctx, ZLINK_PAIR);
+    zt_bind_tcp(probe, ep, sizeof ep);
+    zt_close(probe);
+    void *clients[CLIENTS], *mons[CLIENTS];
+    uint64_t values[CLIENTS];
+    bool differ = false;
+    for (int i = 0; i < CLIENTS; i++) {
+        char name[64];
+        snprintf(name, sizeof name, "inproc://mon-jitter-%d", i);
+        clients[i] = zt_socket(ctx, ZLINK_DEALER);
+        zt_set_int(clients[i], ZLINK_RECONNECT_IVL, IVL);
+        mons[i] =
+            open_monitor(ctx, clients[i], name, ZLINK_EVENT_CONNECT_RETRIED);
+        zt_connect(clients[i], ep);
+        event ev;
+        expect_event(mons[i], ZLINK_EVENT_CONNECT_RETRIED, NULL, &ev);
+        expect_jittered(ev.value, IVL);
+        values[i] = ev.value;
+        if (values[i] != values[0])
+            differ = true;
+    }
+    ck_assert_msg(differ, "every client waits %u ms", (unsigned)values[0]);
+    for (int i = 0; i < CLIENTS; i++) {
+        zt_close(clients[i]);
+        zt_close(mons[i]);
+    }
     zt_term(ctx);
 }
 END_TEST
@@ -489,6 +534,7 @@ static Suite *monitor_suite(void)
     tcase_add_test(tc, monitor_connecting_socket);
     tcase_add_test(tc, monitor_connect_refused);
     tcase_add_test(tc, monitor_reconnect_backoff);
+    tcase_add_test(tc, monitor_retry_jitter);
     tcase_add_test(tc, monitor_retry_reported_when_scheduled);
     tcase_add_test(tc, monitor_bind_failed);
     tcase_add_test(tc, monitor_filter_and_stop);

@@ -4,12 +4,14 @@
 #include "session.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "engine.h"
 #include "monitor.h"
 #include "msg.h"
+#include "random.h"
 #include "socket.h"
 #include "transport/address.h"
 #include "transport/listener.h"
@@ -260,7 +262,14 @@ static void schedule_reconnect(zl_session *s)
         end_on_own(s);
         return;
     }
+    /* As libzmq: a random part of RECONNECT_IVL is added, so that the
+     * clients of a server that restarts do not all come back at once. */
     int ivl = s->reconnect_ivl_now;
+    if (s->options.reconnect_ivl > 0) {
+        int jitter = (int)(zl_random_next(&s->jitter_state) %
+                           (uint64_t)s->options.reconnect_ivl);
+        ivl = ivl < INT_MAX - jitter ? ivl + jitter : INT_MAX;
+    }
     zl_timer_start(s->base.thread->loop, &s->reconnect_timer, (uint64_t)ivl);
     /* As libzmq: announced when the retry is scheduled, with the interval
      * it waits, so a monitor hears of it at once however long that is. */
@@ -268,7 +277,8 @@ static void schedule_reconnect(zl_session *s)
                      s->endpoint);
     /* Exponential backoff up to RECONNECT_IVL_MAX when it is set. */
     if (s->options.reconnect_ivl_max > s->options.reconnect_ivl) {
-        int next = ivl * 2;
+        int now = s->reconnect_ivl_now;
+        int next = now < INT_MAX / 2 ? now * 2 : INT_MAX;
         s->reconnect_ivl_now = next > s->options.reconnect_ivl_max
                                    ? s->options.reconnect_ivl_max
                                    : next;
@@ -618,6 +628,7 @@ static zl_session *session_new(zl_socket *socket, zl_io_thread *thread,
         return NULL;
     }
     s->reconnect_ivl_now = options->reconnect_ivl;
+    s->jitter_state = zl_random_seed(s);
     memcpy(s->endpoint, endpoint, endpoint_size);
     s->reconnect_timer.cb = on_reconnect_timer;
     s->reconnect_timer.data = s;

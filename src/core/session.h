@@ -38,6 +38,7 @@ typedef struct zl_session {
     bool connect_timed_out;
     zl_timer reconnect_timer;
     int reconnect_ivl_now;
+    uint64_t jitter_state; /* random.h: the reconnect interval's jitter */
 
     zl_timer linger_timer;
     bool terminating;

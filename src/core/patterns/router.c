@@ -4,15 +4,14 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <uv.h>
 
-#include "atomics.h"
 #include "fair_queue.h"
 #include "load_balance.h"
 #include "metadata.h"
 #include "msg.h"
 #include "patterns/pattern.h"
 #include "patterns/router.h"
+#include "random.h"
 #include "socket.h"
 
 /* ---- Hashing ---------------------------------------------------------- */
@@ -71,34 +70,6 @@ static uint64_t siphash13(const uint64_t key[2], const uint8_t *data,
     sip_round(v);
     sip_round(v);
     return v[0] ^ v[1] ^ v[2] ^ v[3];
-}
-
-static uint64_t splitmix64(uint64_t *state)
-{
-    uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
-
-static uv_once_t process_seed_once = UV_ONCE_INIT;
-static uint64_t process_seed;
-static atomic_uint_least64_t routers_created;
-
-static void init_process_seed(void)
-{
-    /* One blocking-capable call per process; the clock is the fallback. */
-    if (uv_random(NULL, NULL, &process_seed, sizeof process_seed, 0, NULL) != 0)
-        process_seed = uv_hrtime();
-}
-
-/* Distinct per router even when two are created in the same instant. */
-static uint64_t router_seed(const void *router)
-{
-    uv_once(&process_seed_once, init_process_seed);
-    uint64_t state = process_seed ^ uv_hrtime() ^ (uintptr_t)router;
-    state ^= atomic_fetch_add(&routers_created, 1) * 0x2545f4914f6cdd1dull;
-    return splitmix64(&state);
 }
 
 /* ---- Routing table ---------------------------------------------------- */
@@ -235,11 +206,11 @@ static void router_init(zl_socket *s)
     router_state *r = state_of(s);
     zl_fair_queue_init(&r->in);
     zl_load_balance_init(&r->with_room);
-    uint64_t seed = router_seed(r);
-    r->table.key[0] = splitmix64(&seed);
-    r->table.key[1] = splitmix64(&seed);
+    uint64_t seed = zl_random_seed(r);
+    r->table.key[0] = zl_random_next(&seed);
+    r->table.key[1] = zl_random_next(&seed);
     /* libzmq starts its generated ids at a random value too. */
-    r->next_auto_id = (uint32_t)splitmix64(&seed);
+    r->next_auto_id = (uint32_t)zl_random_next(&seed);
     zlink_msg_init(&r->pending_part);
 }
 
