@@ -226,12 +226,13 @@ int zl_options_set(zl_options *o, int option, const void *val, size_t len)
         int v = 0;
         if (zl_option_int(val, len, &v) != 0)
             return -1;
-        /* Sent in deciseconds in a 16-bit field. */
+        /* Sent in deciseconds in a 16-bit field, and kept so: libzmq reads
+         * 250 back as 200. */
         if (v < 0 || v > 6553599) {
             errno = EINVAL;
             return -1;
         }
-        o->heartbeat_ttl = v;
+        o->heartbeat_ttl = v - v % 100;
         return 0;
     }
     case ZLINK_SNDBUF:

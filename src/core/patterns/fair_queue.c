@@ -237,6 +237,13 @@ int zl_fair_queue_recv(zl_fair_queue *fq, struct zl_socket *s, zlink_msg_t *msg,
     return 0;
 }
 
+void zl_fair_queue_unread(zl_fair_queue *fq, zlink_msg_t *msg, zl_pipe *from)
+{
+    zlink_msg_move(&fq->prefetched_msg, msg);
+    fq->prefetched = true;
+    fq->prefetched_from = from;
+}
+
 bool zl_fair_queue_has_in(zl_fair_queue *fq, struct zl_socket *s)
 {
     if (fq->more || fq->prefetched)

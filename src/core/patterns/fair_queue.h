@@ -59,6 +59,11 @@ void zl_fair_queue_activate(zl_fair_queue *fq, zl_pipe *p);
 int zl_fair_queue_recv(zl_fair_queue *fq, struct zl_socket *s, zlink_msg_t *msg,
                        zl_pipe **from);
 bool zl_fair_queue_has_in(zl_fair_queue *fq, struct zl_socket *s);
+/* Puts back msg, a whole single-part message just received from `from`,
+ * as has_in's read-ahead: the next receive returns it, or under CONFLATE
+ * the newest queued behind it. For a pattern's has_in that must look at
+ * the message (SUB's filter). */
+void zl_fair_queue_unread(zl_fair_queue *fq, zlink_msg_t *msg, zl_pipe *from);
 /* True between the first and the last part of a message: the next recv
  * returns the rest of it, from the same pipe. */
 static inline bool zl_fair_queue_mid_message(const zl_fair_queue *fq)

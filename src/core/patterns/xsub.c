@@ -277,9 +277,18 @@ bool zl_xsub_has_in(zl_socket *s)
     if (x->more_recv || x->has_message)
         return true;
     for (;;) {
-        if (zl_fair_queue_recv(&x->in, s, &x->message, NULL) != 0)
+        zl_pipe *from = NULL;
+        if (zl_fair_queue_recv(&x->in, s, &x->message, &from) != 0)
             return false;
         if (wanted(x, &x->message)) {
+            /* Under CONFLATE a newer message may still come behind it:
+             * the fair queue keeps it, to give the newest at the receive. */
+            if (x->in.conflate && from != NULL &&
+                !(zl_msg_flags(&x->message) & ZL_MSG_MORE)) {
+                zl_fair_queue_unread(&x->in, &x->message, from);
+                zlink_msg_init(&x->message);
+                return true;
+            }
             x->has_message = true;
             return true;
         }
