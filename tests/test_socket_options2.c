@@ -181,6 +181,41 @@ START_TEST(conflate_newest_only)
 }
 END_TEST
 
+/* CONFLATE on the sender, as libzmq: messages queued before the peer comes
+ * give way to the newest, and each send succeeds meanwhile. */
+START_TEST(conflate_sender_keeps_newest)
+{
+    void *ctx = zt_ctx();
+    char ep[256];
+    void *probe = zt_socket(ctx, ZLINK_PULL);
+    zt_bind_tcp(probe, ep, sizeof ep);
+    zt_close(probe);
+    void *push = zt_socket(ctx, ZLINK_PUSH);
+    zt_set_int(push, ZLINK_CONFLATE, 1);
+    zt_connect(push, ep);
+    for (int i = 1; i <= 5; i++) {
+        char buf[8];
+        snprintf(buf, sizeof buf, "q%d", i);
+        ck_assert_int_eq(zlink_send(push, buf, strlen(buf), ZLINK_DONTWAIT),
+                         (int)strlen(buf));
+    }
+    void *pull = zt_socket(ctx, ZLINK_PULL);
+    uint64_t deadline = zl_test_now_ms() + ZT_TIMEOUT_MS;
+    while (zlink_bind(pull, ep) != 0) {
+        ck_assert_int_eq(zlink_errno(), EADDRINUSE);
+        ck_assert(zl_test_now_ms() < deadline);
+        zl_test_sleep_ms(10);
+    }
+    zt_recv_str(pull, "q5");
+    zt_set_int(pull, ZLINK_RCVTIMEO, 200);
+    char buf[8];
+    zt_expect_errno(zlink_recv(pull, buf, sizeof buf, 0), EAGAIN);
+    zt_close(push);
+    zt_close(pull);
+    zt_term(ctx);
+}
+END_TEST
+
 /* Multipart messages are not conflated: every one arrives whole. */
 START_TEST(conflate_multipart_whole)
 {
@@ -413,6 +448,7 @@ static Suite *suite(void)
     tcase_add_loop_test(tc, conflate_pull, ZT_IPC, ZT_IPC + 1);
     tcase_add_test(tc, conflate_sub);
     tcase_add_loop_test(tc, conflate_newest_only, 0, 6);
+    tcase_add_test(tc, conflate_sender_keeps_newest);
     tcase_add_test(tc, conflate_multipart_whole);
     tcase_add_loop_test(tc, probe_router, ZT_TCP4, ZT_TCP4 + 1);
     tcase_add_loop_test(tc, probe_router, ZT_INPROC, ZT_INPROC + 1);

@@ -242,7 +242,8 @@ static bool fill_batch(zl_engine *e)
            e->inflight_count < e->inflight_max) {
         zlink_msg_t msg;
         zlink_msg_init(&msg);
-        int r = zl_session_pull(e->session, &msg);
+        int r = e->conflate_out ? zl_session_pull_newest(e->session, &msg)
+                                : zl_session_pull(e->session, &msg);
         if (r == ZL_PIPE_EMPTY)
             return false;
         if (r == ZL_PIPE_CLOSED) {

@@ -90,6 +90,8 @@ struct zl_engine {
     /* The socket's thread may read this type's messages itself: the
      * engine opens the receive port (direct_recv.h) for it. */
     bool recv_port_fits;
+    /* CONFLATE on outbound data (zl_options_conflates_out). */
+    bool conflate_out;
     /* Ours, announced in READY; NULL when empty, as it usually is, so that
      * a connection does not carry 256 bytes for it. */
     zl_blob *routing_id;

@@ -68,6 +68,11 @@ bool zl_options_conflates(const zl_options *o)
                            o->type == ZLINK_SUB);
 }
 
+bool zl_options_conflates_out(const zl_options *o)
+{
+    return zl_options_conflates(o) && o->type != ZLINK_SUB;
+}
+
 bool zl_options_probes_router(const zl_options *o)
 {
     return o->probe_router && (o->type == ZLINK_DEALER ||

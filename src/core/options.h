@@ -61,6 +61,10 @@ int zl_options_get(const zl_options *o, int option, void *val, size_t *len);
  * SUB); elsewhere it is accepted and has no effect, as in libzmq. */
 bool zl_options_conflates(const zl_options *o);
 
+/* CONFLATE on a type whose outbound messages are data: PUB, PUSH, DEALER
+ * (a SUB's are its subscriptions, which must all go). */
+bool zl_options_conflates_out(const zl_options *o);
+
 /* PROBE_ROUTER set on a type that sends the probe (DEALER, ROUTER, REQ). */
 bool zl_options_probes_router(const zl_options *o);
 

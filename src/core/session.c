@@ -61,12 +61,12 @@ void zl_session_recv_port_opened(zl_session *s)
 static int create_pipe(zl_session *s, zl_pipe **socket_end)
 {
     zl_pipe *ours;
-    /* CONFLATE: outbound, one message deep. Inbound, the socket reads the
-     * newest message queued (zl_fair_queue_set_conflate), and beyond the
-     * HWM the newest waits in the session (session_push). */
-    bool conflating = zl_options_conflates(&s->options);
-    if (zl_pipe_pair(socket_end, &ours, conflating ? 1 : s->options.sndhwm,
-                     s->options.rcvhwm) != 0)
+    /* CONFLATE keeps the newest message each way: the engine takes the
+     * newest the socket queued (zl_session_pull_newest), the socket reads
+     * the newest the engine queued (zl_fair_queue_set_conflate), and
+     * beyond RCVHWM the newest waits in the session (session_push). */
+    if (zl_pipe_pair(socket_end, &ours, s->options.sndhwm, s->options.rcvhwm) !=
+        0)
         return -1;
     zl_pipe_set_owner(*socket_end, &s->socket->mailbox, s->socket);
     zl_pipe_set_owner(ours, &s->base.thread->mailbox, s);
@@ -178,6 +178,35 @@ int zl_session_pull(zl_session *s, zlink_msg_t *msg)
     else if (r == ZL_PIPE_CLOSED)
         s->pipe_closed = true;
     return r;
+}
+
+int zl_session_pull_newest(zl_session *s, zlink_msg_t *msg)
+{
+    bool probe = s->probe_pending;
+    int r = zl_session_pull(s, msg);
+    if (r != ZL_PIPE_MSG || s->out_in_message || probe)
+        return r;
+    zlink_msg_t newer;
+    zlink_msg_init(&newer);
+    for (;;) {
+        switch (zl_session_pull(s, &newer)) {
+        case ZL_PIPE_MSG:
+            zlink_msg_close(msg);
+            zlink_msg_init(msg);
+            zlink_msg_move(msg, &newer);
+            if (s->out_in_message)
+                return ZL_PIPE_MSG; /* a multipart message: it goes whole */
+            break;
+        case ZL_PIPE_CLOSED:
+            /* The socket's delimiter: the next pull reads it again and
+             * reports it, after this message. */
+            zlink_msg_init(&newer);
+            s->pipe_closed = false;
+            return ZL_PIPE_MSG;
+        default:
+            return ZL_PIPE_MSG;
+        }
+    }
 }
 
 /* The pipe is full. Under CONFLATE a single-part message replaces the one

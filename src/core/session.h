@@ -80,6 +80,11 @@ zl_session *zl_session_create_accepted_stream(struct zl_socket *socket,
 void zl_session_engine_ready(zl_session *s, const zl_blob *peer_routing_id);
 /* One part from the socket: ZL_PIPE_MSG, ZL_PIPE_EMPTY or ZL_PIPE_CLOSED. */
 int zl_session_pull(zl_session *s, zlink_msg_t *msg);
+/* As zl_session_pull, under CONFLATE (zl_options_conflates_out): a whole
+ * single-part message gives way to the newest queued behind it, as
+ * libzmq's conflating pipes keep only the newest. A multipart message
+ * goes whole. */
+int zl_session_pull_newest(zl_session *s, zlink_msg_t *msg);
 /* One part to the socket; false (msg kept) when the pipe is at its HWM. */
 bool zl_session_push(zl_session *s, zlink_msg_t *msg);
 void zl_session_flush(zl_session *s);
