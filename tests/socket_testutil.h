@@ -105,6 +105,21 @@ static inline void zt_connect(void *s, const char *endpoint)
                   zlink_strerror(zlink_errno()));
 }
 
+/* Binds endpoint, retrying for up to timeout_ms while it is still taken
+ * (EADDRINUSE): a listener closed just before goes on the I/O thread's
+ * time, as in libzmq. */
+static inline void zt_bind_when_free(void *s, const char *endpoint,
+                                     int timeout_ms)
+{
+    uint64_t deadline = zl_test_now_ms() + (uint64_t)timeout_ms;
+    while (zlink_bind(s, endpoint) != 0) {
+        ck_assert_msg(zlink_errno() == EADDRINUSE, "bind %s: %s", endpoint,
+                      zlink_strerror(zlink_errno()));
+        ck_assert_msg(zl_test_now_ms() < deadline, "%s stayed taken", endpoint);
+        zl_test_sleep_ms(5);
+    }
+}
+
 /* Binds to tcp://127.0.0.1:* and writes the resolved endpoint. */
 static inline void zt_bind_tcp(void *s, char *endpoint, size_t cap)
 {

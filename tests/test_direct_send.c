@@ -280,12 +280,7 @@ START_TEST(connections_come_and_go_under_direct_sends)
         router = zt_socket(ctx, ZLINK_ROUTER);
         zt_set_int(router, ZLINK_RCVTIMEO, 10000);
         /* The old listener closes on the reaper's time. */
-        uint64_t deadline = zl_test_now_ms() + 10000;
-        while (zlink_bind(router, ep) != 0) {
-            ck_assert_int_eq(zlink_errno(), EADDRINUSE);
-            ck_assert(zl_test_now_ms() < deadline);
-            zl_test_sleep_ms(10);
-        }
+        zt_bind_when_free(router, ep, 10000);
     }
     atomic_store(&args.stop, 1);
     uv_thread_join(&sender);

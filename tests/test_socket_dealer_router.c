@@ -622,12 +622,7 @@ START_TEST(router_connect_routing_id_queues)
     send_id(client, "srv", 3);
     zt_send_str(client, "early", 0);
     void *server = zt_socket(ctx, ZLINK_DEALER);
-    uint64_t deadline = zl_test_now_ms() + ZT_TIMEOUT_MS;
-    while (zlink_bind(server, ep) != 0) {
-        ck_assert_int_eq(zlink_errno(), EADDRINUSE);
-        ck_assert(zl_test_now_ms() < deadline);
-        zl_test_sleep_ms(10);
-    }
+    zt_bind_when_free(server, ep, ZT_TIMEOUT_MS);
     zt_recv_str(server, "early");
     zt_close(client);
     zt_close(server);

@@ -401,19 +401,6 @@ static void free_tcp_endpoint(void *ctx, char *ep, size_t cap)
     zt_close(probe);
 }
 
-/* Binding may race with the I/O thread still closing the probe's
- * listener, as in libzmq. */
-static void bind_retrying(void *s, const char *ep)
-{
-    uint64_t deadline = zl_test_now_ms() + ZT_TIMEOUT_MS;
-    while (zlink_bind(s, ep) != 0) {
-        ck_assert_msg(zlink_errno() == EADDRINUSE, "bind %s: %s", ep,
-                      zlink_strerror(zlink_errno()));
-        ck_assert(zl_test_now_ms() < deadline);
-        zl_test_sleep_ms(10);
-    }
-}
-
 static const int early_transports[] = {ZT_TCP4, ZT_IPC,
                                        ZT_INPROC_CONNECT_FIRST};
 
@@ -442,7 +429,7 @@ START_TEST(queued_before_peer_exists)
     zt_expect_errno(zlink_send(sender, "x", 1, ZLINK_DONTWAIT), EAGAIN);
 
     void *receiver = zt_socket(ctx, type);
-    bind_retrying(receiver, ep);
+    zt_bind_when_free(receiver, ep, ZT_TIMEOUT_MS);
     for (unsigned n = 0; n < 5; n++)
         zt_recv_part(receiver, msg_size(n), n, false);
     zt_send_str(sender, "after", 0);
@@ -476,7 +463,7 @@ START_TEST(immediate_does_not_queue)
     ck_assert_int_eq(zt_get_int(sender, ZLINK_EVENTS) & ZLINK_POLLOUT, 0);
 
     void *receiver = zt_socket(ctx, ZLINK_DEALER);
-    bind_retrying(receiver, ep);
+    zt_bind_when_free(receiver, ep, ZT_TIMEOUT_MS);
     zlink_pollitem_t item = {sender, 0, ZLINK_POLLOUT, 0};
     ck_assert_int_eq(zlink_poll(&item, 1, ZT_TIMEOUT_MS), 1);
     ck_assert_int_eq(item.revents, ZLINK_POLLOUT);

@@ -19,13 +19,7 @@ static void *bind_in_new_ctx(void **ctx, int type, const char *ep, bool ipv6)
     void *s = zt_socket(*ctx, type);
     if (ipv6)
         zt_set_int(s, ZLINK_IPV6, 1);
-    uint64_t deadline = zl_test_now_ms() + ZT_TIMEOUT_MS;
-    while (zlink_bind(s, ep) != 0) {
-        ck_assert_msg(zlink_errno() == EADDRINUSE, "bind %s: %s", ep,
-                      zlink_strerror(zlink_errno()));
-        ck_assert(zl_test_now_ms() < deadline);
-        zl_test_sleep_ms(10);
-    }
+    zt_bind_when_free(s, ep, ZT_TIMEOUT_MS);
     return s;
 }
 
@@ -599,12 +593,7 @@ START_TEST(rebind_after_unbind)
     zt_bind_tcp(a, ep, sizeof ep);
     ck_assert_int_eq(zlink_unbind(a, ep), 0);
     void *b = zt_socket(ctx, ZLINK_PAIR);
-    uint64_t deadline = zl_test_now_ms() + ZT_TIMEOUT_MS;
-    while (zlink_bind(b, ep) != 0) {
-        ck_assert_int_eq(zlink_errno(), EADDRINUSE);
-        ck_assert(zl_test_now_ms() < deadline);
-        zl_test_sleep_ms(5);
-    }
+    zt_bind_when_free(b, ep, ZT_TIMEOUT_MS);
     void *c = zt_socket(ctx, ZLINK_PAIR);
     zt_connect(c, ep);
     zt_send_str(c, "x", 0);

@@ -200,12 +200,7 @@ START_TEST(conflate_sender_keeps_newest)
                          (int)strlen(buf));
     }
     void *pull = zt_socket(ctx, ZLINK_PULL);
-    uint64_t deadline = zl_test_now_ms() + ZT_TIMEOUT_MS;
-    while (zlink_bind(pull, ep) != 0) {
-        ck_assert_int_eq(zlink_errno(), EADDRINUSE);
-        ck_assert(zl_test_now_ms() < deadline);
-        zl_test_sleep_ms(10);
-    }
+    zt_bind_when_free(pull, ep, ZT_TIMEOUT_MS);
     zt_recv_str(pull, "q5");
     zt_set_int(pull, ZLINK_RCVTIMEO, 200);
     char buf[8];
