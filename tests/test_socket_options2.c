@@ -181,6 +181,35 @@ START_TEST(conflate_newest_only)
 }
 END_TEST
 
+/* The last message before its peer left: the receive that finds the
+ * connection's end behind it, after a poll (SUB's has_in) took it aside,
+ * still returns it, and the pipe that went is not read again (ASan). */
+START_TEST(conflate_last_message_then_close)
+{
+    void *ctx = zt_ctx();
+    void *sub = zt_socket(ctx, ZLINK_SUB);
+    void *pub = zt_socket(ctx, ZLINK_PUB);
+    zt_set_int(sub, ZLINK_CONFLATE, 1);
+    ck_assert_int_eq(zlink_setsockopt(sub, ZLINK_SUBSCRIBE, "", 0), 0);
+    char ep[256];
+    /* The SUB binds: its accepted connection ends with the peer. */
+    ck_assert(zt_join(sub, pub, ZT_TCP4, ep, sizeof ep));
+    ck_assert(zt_ping_until(pub, sub, "ready", ZT_TIMEOUT_MS));
+    char buf[16];
+    while (zlink_recv(sub, buf, sizeof buf, ZLINK_DONTWAIT) >= 0)
+        ;
+    zt_send_str(pub, "last", 0);
+    zl_test_sleep_ms(100); /* on the wire before the close */
+    zt_close(pub);
+    zl_test_sleep_ms(200);
+    ck_assert(zt_get_int(sub, ZLINK_EVENTS) & ZLINK_POLLIN);
+    zt_recv_str(sub, "last");
+    zt_expect_errno(zlink_recv(sub, buf, sizeof buf, ZLINK_DONTWAIT), EAGAIN);
+    zt_close(sub);
+    zt_term(ctx);
+}
+END_TEST
+
 /* CONFLATE on the sender, as libzmq: messages queued before the peer comes
  * give way to the newest, and each send succeeds meanwhile. */
 START_TEST(conflate_sender_keeps_newest)
@@ -444,6 +473,7 @@ static Suite *suite(void)
     tcase_add_test(tc, conflate_sub);
     tcase_add_loop_test(tc, conflate_newest_only, 0, 6);
     tcase_add_test(tc, conflate_sender_keeps_newest);
+    tcase_add_test(tc, conflate_last_message_then_close);
     tcase_add_test(tc, conflate_multipart_whole);
     tcase_add_loop_test(tc, probe_router, ZT_TCP4, ZT_TCP4 + 1);
     tcase_add_loop_test(tc, probe_router, ZT_INPROC, ZT_INPROC + 1);

@@ -186,8 +186,8 @@ void zl_fair_queue_set_conflate(zl_fair_queue *fq, bool conflate)
 
 /* CONFLATE: msg, a whole single-part message from p, gives way to the
  * newest one queued behind it. A multipart message met there is delivered
- * instead, whole. */
-static ZL_NOINLINE void keep_newest(zl_fair_queue *fq, struct zl_socket *s,
+ * instead, whole. False when p reached its delimiter and is gone. */
+static ZL_NOINLINE bool keep_newest(zl_fair_queue *fq, struct zl_socket *s,
                                     zlink_msg_t *msg, zl_pipe *p)
 {
     zlink_msg_t newer;
@@ -201,17 +201,17 @@ static ZL_NOINLINE void keep_newest(zl_fair_queue *fq, struct zl_socket *s,
             if (zl_msg_flags(msg) & ZL_MSG_MORE) {
                 fq->more = true;
                 fq->reading = p;
-                return;
+                return true;
             }
             break;
         case ZL_PIPE_EMPTY:
             /* p sleeps now; the next read finds it empty and sets it
              * aside, or finds what its ACTIVATE_READ announces. */
-            return;
+            return true;
         case ZL_PIPE_CLOSED:
             zlink_msg_init(&newer);
             zl_socket_pipe_done(s, p);
-            return;
+            return false;
         }
     }
 }
@@ -229,9 +229,10 @@ int zl_fair_queue_recv(zl_fair_queue *fq, struct zl_socket *s, zlink_msg_t *msg,
     } else if (read_next(fq, s, msg, &source) != 0) {
         return -1;
     }
+    /* The caller must not hear of a pipe that is gone. */
     if (fq->conflate && first_part && source != NULL &&
-        !(zl_msg_flags(msg) & ZL_MSG_MORE))
-        keep_newest(fq, s, msg, source);
+        !(zl_msg_flags(msg) & ZL_MSG_MORE) && !keep_newest(fq, s, msg, source))
+        source = NULL;
     if (from != NULL)
         *from = source;
     return 0;
