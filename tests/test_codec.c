@@ -1133,20 +1133,29 @@ START_TEST(property_encode)
 }
 END_TEST
 
-/* body: 1 + 5 ("READY") + 1 + 11 ("Socket-Type") + 4 + 6 ("DEALER") = 28 */
-static const char ready_dealer[] = "\x04\x1c\x05READY\x0bSocket-Type"
+/* body: 1 + 5 ("READY") + 1 + 11 ("Socket-Type") + 4 + 6 ("DEALER") = 28,
+ * + 1 + 8 ("Identity") + 4 + 0 = 41: a DEALER announces its empty identity,
+ * as libzmq does. */
+static const char ready_dealer[] = "\x04\x29\x05READY\x0bSocket-Type"
                                    "\x00\x00\x00\x06"
-                                   "DEALER";
+                                   "DEALER\x08Identity\x00\x00\x00\x00";
 
 START_TEST(ready_encode_dealer)
 {
     uint8_t out[64];
-    ck_assert_uint_eq(sizeof ready_dealer - 1, 30);
+    ck_assert_uint_eq(sizeof ready_dealer - 1, 43);
     ck_assert_uint_eq(zl_ready_encode(out, sizeof out, ZLINK_DEALER, NULL, 0),
-                      30);
-    ck_assert_mem_eq(out, ready_dealer, 30);
-    ck_assert_uint_eq(zl_ready_encode(out, 30, ZLINK_DEALER, NULL, 0), 30);
-    ck_assert_uint_eq(zl_ready_encode(out, 29, ZLINK_DEALER, NULL, 0), 0);
+                      43);
+    ck_assert_mem_eq(out, ready_dealer, 43);
+    ck_assert_uint_eq(zl_ready_encode(out, 43, ZLINK_DEALER, NULL, 0), 43);
+    ck_assert_uint_eq(zl_ready_encode(out, 42, ZLINK_DEALER, NULL, 0), 0);
+    /* REQ and ROUTER too; the other types announce none. */
+    ck_assert_uint_eq(zl_ready_encode(out, sizeof out, ZLINK_REQ, NULL, 0),
+                      40);
+    ck_assert_uint_eq(zl_ready_encode(out, sizeof out, ZLINK_ROUTER, NULL, 0),
+                      43);
+    ck_assert_uint_eq(zl_ready_encode(out, sizeof out, ZLINK_PUSH, NULL, 0),
+                      28);
 }
 END_TEST
 

@@ -485,6 +485,10 @@ START_TEST(monitor_errors)
                     EADDRINUSE);
     zt_expect_errno(zlink_socket_monitor(NULL, "inproc://x", ZLINK_EVENT_ALL),
                     ENOTSOCK);
+    /* Events beyond the first version's 16 bits, as libzmq refuses them. */
+    zt_expect_errno(zlink_socket_monitor(s, "inproc://wide", (int)0xFFFFFFFFu),
+                    EINVAL);
+    zt_expect_errno(zlink_socket_monitor(s, "inproc://wide", 0x10000), EINVAL);
     zt_close(other);
     zt_close(s);
     zt_term(ctx);

@@ -91,8 +91,9 @@ static const char *lookup(const zl_metadata *m, const char *name)
 const char *zl_metadata_get(const zl_metadata *m, const char *name)
 {
     const char *v = lookup(m, name);
-    /* libzmq maps "Identity" to "Routing-Id" when the peer sent none; peers
-     * announce "Identity", so the useful direction is the other one too. */
+    /* Peers announce "Identity", while zmq.h names the property "Routing-Id"
+     * (ZMQ_MSG_PROPERTY_ROUTING_ID). libzmq 4.3 answers only the name sent;
+     * zlink answers both, so code written to either name works. */
     if (!v && strcmp(name, "Identity") == 0)
         v = lookup(m, "Routing-Id");
     else if (!v && strcmp(name, "Routing-Id") == 0)

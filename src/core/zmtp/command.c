@@ -122,7 +122,12 @@ size_t zl_ready_encode(uint8_t *out, size_t cap, int socket_type,
     size_t type_len = strlen(type_name);
     size_t body_size =
         1 + strlen(ready) + property_size("Socket-Type", type_len);
-    if (identity_len > 0) {
+    /* As libzmq: the types that route by identity always announce one, even
+     * empty; peers log or match on the property's presence. */
+    bool with_identity = identity_len > 0 || socket_type == ZLINK_REQ ||
+                         socket_type == ZLINK_DEALER ||
+                         socket_type == ZLINK_ROUTER;
+    if (with_identity) {
         size_t identity_size = property_size("Identity", identity_len);
         if (identity_size == 0)
             return 0;
@@ -138,7 +143,7 @@ size_t zl_ready_encode(uint8_t *out, size_t cap, int socket_type,
     at += strlen(ready);
     at += zl_property_encode(out + at, cap - at, "Socket-Type", type_name,
                              type_len);
-    if (identity_len > 0)
+    if (with_identity)
         at += zl_property_encode(out + at, cap - at, "Identity", identity,
                                  identity_len);
     return at;

@@ -175,8 +175,9 @@ int zl_properties_parse(const uint8_t *data, size_t len, zl_property_fn fn,
 /* Appends one property; returns bytes written or 0 if it does not fit. */
 size_t zl_property_encode(uint8_t *out, size_t cap, const char *name,
                           const void *value, size_t value_len);
-/* A complete READY command frame with Socket-Type and, when identity_len >
- * 0, Identity. Returns the frame length or 0 if it does not fit. */
+/* A complete READY command frame with Socket-Type and, for REQ, DEALER and
+ * ROUTER or when identity_len > 0, Identity. Returns the frame length or 0 if
+ * it does not fit. */
 size_t zl_ready_encode(uint8_t *out, size_t cap, int socket_type,
                        const void *identity, size_t identity_len);
 
