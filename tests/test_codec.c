@@ -1150,8 +1150,7 @@ START_TEST(ready_encode_dealer)
     ck_assert_uint_eq(zl_ready_encode(out, 43, ZLINK_DEALER, NULL, 0), 43);
     ck_assert_uint_eq(zl_ready_encode(out, 42, ZLINK_DEALER, NULL, 0), 0);
     /* REQ and ROUTER too; the other types announce none. */
-    ck_assert_uint_eq(zl_ready_encode(out, sizeof out, ZLINK_REQ, NULL, 0),
-                      40);
+    ck_assert_uint_eq(zl_ready_encode(out, sizeof out, ZLINK_REQ, NULL, 0), 40);
     ck_assert_uint_eq(zl_ready_encode(out, sizeof out, ZLINK_ROUTER, NULL, 0),
                       43);
     ck_assert_uint_eq(zl_ready_encode(out, sizeof out, ZLINK_PUSH, NULL, 0),

@@ -646,6 +646,31 @@ START_TEST(unbind_by_resolved_endpoint)
 }
 END_TEST
 
+/* libzmq resolves a tcp endpoint that names nothing as given: another
+ * spelling of the same address ends it. */
+START_TEST(unbind_and_disconnect_by_another_spelling)
+{
+    void *ctx = zt_ctx();
+    void *s = zt_socket(ctx, ZLINK_DEALER);
+    char ep[300], other[300];
+    zt_bind(s, "tcp://127.0.0.1:*");
+    zt_last_endpoint(s, ep, sizeof ep);
+    const char *port = strrchr(ep, ':') + 1;
+    snprintf(other, sizeof other, "tcp://localhost:%s", port);
+    ck_assert_int_eq(zlink_unbind(s, other), 0);
+    zt_expect_errno(zlink_unbind(s, ep), ENOENT);
+
+    zt_connect(s, "tcp://127.0.0.1:1");
+    ck_assert_int_eq(zlink_disconnect(s, "tcp://localhost:1"), 0);
+    zt_expect_errno(zlink_disconnect(s, "tcp://127.0.0.1:1"), ENOENT);
+    /* A name that resolves to no endpoint of the socket is still ENOENT. */
+    zt_connect(s, "tcp://127.0.0.1:2");
+    zt_expect_errno(zlink_disconnect(s, "tcp://localhost:3"), ENOENT);
+    zt_close(s);
+    zt_term(ctx);
+}
+END_TEST
+
 START_TEST(unbind_disconnect_errors)
 {
     void *ctx = zt_ctx();
@@ -872,6 +897,7 @@ static Suite *options_suite(void)
     tcase_add_test(eps, null_endpoints);
     tcase_add_test(eps, address_in_use);
     tcase_add_test(eps, unbind_by_resolved_endpoint);
+    tcase_add_test(eps, unbind_and_disconnect_by_another_spelling);
     tcase_add_test(eps, unbind_disconnect_errors);
     suite_add_tcase(s, eps);
 

@@ -1049,22 +1049,10 @@ static bool is_wildcard(const char *endpoint)
            (hostport[len - 1] == '*' || hostport[len - 1] == '0');
 }
 
-static int end_endpoint(zl_socket *s, const char *endpoint, bool bound)
+/* Ends every endpoint of the kind (bound or connected) that endpoint names;
+ * false when none does. */
+static bool end_matching(zl_socket *s, const char *endpoint, bool bound)
 {
-    if (!endpoint) {
-        errno = EINVAL;
-        return -1;
-    }
-    if (zl_ctx_terminating(s->ctx)) {
-        errno = ETERM;
-        return -1;
-    }
-    /* A malformed endpoint is EINVAL or EPROTONOSUPPORT, not ENOENT. */
-    zl_transport transport;
-    const char *rest;
-    if (zl_endpoint_split(endpoint, &transport, &rest) != 0)
-        return -1;
-    zl_socket_process_commands(s, 0);
     bool found = false;
     for (size_t i = 0; i < s->endpoint_count;) {
         zl_endpoint_entry *e = &s->endpoints[i];
@@ -1086,7 +1074,44 @@ static int end_endpoint(zl_socket *s, const char *endpoint, bool bound)
             zl_socket_pipe_done(s, e->pipe);
         remove_endpoint(s, i);
     }
-    if (!found) {
+    return found;
+}
+
+/* A tcp "host:port" resolved to the "tcp://address:port" form that a bind
+ * records, then matched; for_bind also reads "*" and interface names. */
+static bool end_resolved(zl_socket *s, const char *hostport, bool for_bind,
+                         bool bound)
+{
+    zl_addr addr;
+    char resolved[sizeof s->last_endpoint];
+    return zl_tcp_resolve(hostport, for_bind, s->options.ipv6, &addr) == 0 &&
+           zl_addr_format(&addr, resolved, sizeof resolved) == 0 &&
+           end_matching(s, resolved, bound);
+}
+
+static int end_endpoint(zl_socket *s, const char *endpoint, bool bound)
+{
+    if (!endpoint) {
+        errno = EINVAL;
+        return -1;
+    }
+    if (zl_ctx_terminating(s->ctx)) {
+        errno = ETERM;
+        return -1;
+    }
+    /* A malformed endpoint is EINVAL or EPROTONOSUPPORT, not ENOENT. */
+    zl_transport transport;
+    const char *rest;
+    if (zl_endpoint_split(endpoint, &transport, &rest) != 0)
+        return -1;
+    zl_socket_process_commands(s, 0);
+    /* As libzmq: another spelling of a tcp address ("localhost" for
+     * "127.0.0.1") names it once resolved, first as a peer's address, then
+     * as a bind's. */
+    if (!end_matching(s, endpoint, bound) &&
+        !(transport == ZL_TRANSPORT_TCP &&
+          (end_resolved(s, rest, false, bound) ||
+           end_resolved(s, rest, true, bound)))) {
         errno = ENOENT;
         return -1;
     }
