@@ -241,6 +241,37 @@ START_TEST(monitor_connecting_socket)
 }
 END_TEST
 
+/* As libzmq, CONNECT_DELAYED means the connect waits on the network
+ * (EINPROGRESS). A local ipc connect ends at once: CONNECTED comes first,
+ * and a refused one is CLOSED at once. */
+START_TEST(monitor_ipc_connect_not_delayed)
+{
+    if (!zt_have_ipc())
+        return;
+    void *ctx = zt_ctx();
+    void *server = zt_socket(ctx, ZLINK_DEALER);
+    char ep[300];
+    zt_bind(server, "ipc://*");
+    zt_last_endpoint(server, ep, sizeof ep);
+    void *client = zt_socket(ctx, ZLINK_DEALER);
+    zt_set_int(client, ZLINK_RECONNECT_IVL, 20);
+    void *mon = open_monitor(ctx, client, "inproc://mon-ipc", ZLINK_EVENT_ALL);
+    zt_connect(client, ep);
+    expect_event(mon, ZLINK_EVENT_CONNECTED, NULL, NULL);
+    expect_event(mon, ZLINK_EVENT_HANDSHAKE_SUCCEEDED, NULL, NULL);
+
+    /* The path no longer listens: refused, with no delay announced. */
+    zt_close(server);
+    expect_event(mon, ZLINK_EVENT_DISCONNECTED, NULL, NULL);
+    static const int refused[] = {ZLINK_EVENT_CLOSED, 0};
+    for (int n = 0; n < 3; n++)
+        expect_event(mon, ZLINK_EVENT_CONNECT_RETRIED, refused, NULL);
+    zt_close(client);
+    zt_close(mon);
+    zt_term(ctx);
+}
+END_TEST
+
 /* Nobody listens: CONNECT_RETRIED again and again, never CONNECTED. */
 START_TEST(monitor_connect_refused)
 {
@@ -532,6 +563,7 @@ static Suite *monitor_suite(void)
     tcase_add_loop_test(tc, monitor_bound_socket, 0, 2);
     tcase_add_test(tc, monitor_connecting_socket);
     tcase_add_test(tc, monitor_connect_refused);
+    tcase_add_test(tc, monitor_ipc_connect_not_delayed);
     tcase_add_test(tc, monitor_reconnect_backoff);
     tcase_add_test(tc, monitor_retry_jitter);
     tcase_add_test(tc, monitor_retry_reported_when_scheduled);

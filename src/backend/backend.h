@@ -179,6 +179,10 @@ int zl_handle_peer_addr(zl_handle *h, zl_addr *out);
 int zl_handle_peer_cred(zl_handle *h, unsigned *uid, unsigned *gid, int *pid);
 /* The OS socket, for the values libzmq's monitor events carry. */
 zl_os_socket zl_handle_os_socket(const zl_handle *h);
+/* Whether the connect zl_handle_connect_ex started waits on the network,
+ * libzmq's EINPROGRESS (its CONNECT_DELAYED event). False when it ended at
+ * once, as a local AF_UNIX connect does; its completion still follows. */
+bool zl_handle_connect_in_progress(const zl_handle *h);
 
 /* ---- TCP settings (libzmq's ZMQ_TCP_KEEPALIVE*, ZMQ_TCP_MAXRT, ZMQ_TOS and
  * ZMQ_BINDTODEVICE), with libzmq's meanings: -1 leaves the OS default. */

@@ -464,8 +464,9 @@ static void start_connect(zl_session *s)
     if (s->options.connect_timeout > 0)
         zl_timer_start(loop, &s->connect_timer,
                        (uint64_t)s->options.connect_timeout);
-    zl_monitor_event(s->socket, ZLINK_EVENT_CONNECT_DELAYED, EINPROGRESS,
-                     s->endpoint);
+    if (zl_handle_connect_in_progress(s->connecting))
+        zl_monitor_event(s->socket, ZLINK_EVENT_CONNECT_DELAYED, EINPROGRESS,
+                         s->endpoint);
 }
 
 /* ---- termination ---- */

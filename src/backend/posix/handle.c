@@ -85,6 +85,11 @@ zl_os_socket zl_handle_os_socket(const zl_handle *h)
     return h->io.fd;
 }
 
+bool zl_handle_connect_in_progress(const zl_handle *h)
+{
+    return h->connecting;
+}
+
 int zl_handle_tune_tcp(zl_handle *h, const zl_tcp_opts *opts)
 {
     return zl_posix_tcp_tune(h->io.fd, opts);
