@@ -140,6 +140,9 @@ START_TEST(poller_pollin)
     ck_assert_ptr_eq(ev.socket, p.b);
     ck_assert_ptr_eq(ev.user_data, &user);
     ck_assert_int_eq(ev.events, ZLINK_POLLIN);
+    /* zmq_poller(3): a socket's event carries the invalid fd, never 0 (a
+     * valid one, stdin). */
+    ck_assert(ev.fd == (zlink_fd_t)-1);
     /* Still there: reported again. */
     memset(&ev, 0, sizeof ev);
     ck_assert_int_eq(zlink_poller_wait(poller, &ev, 0), 0);

@@ -365,8 +365,9 @@ static int raw_revents(zlink_pollitem_t *items, int n, const zl_os_pollfd *fds,
 
 int zlink_poll(zlink_pollitem_t *items, int n, long timeout)
 {
+    /* As libzmq's zmq_poll(3): no items to look at is EFAULT. */
     if (n < 0 || (n > 0 && !items)) {
-        errno = EINVAL;
+        errno = n < 0 ? EINVAL : EFAULT;
         return -1;
     }
     if (n == 0) {

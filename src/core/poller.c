@@ -529,7 +529,8 @@ static void put_event(zlink_poller_event_t *event, const zl_poller_item *item,
                       short events)
 {
     event->socket = item->socket;
-    event->fd = item->socket ? 0 : item->fd;
+    /* zmq_poller(3): a socket's event carries the invalid socket. */
+    event->fd = item->socket ? (zlink_fd_t)-1 : item->fd;
     event->user_data = item->user_data;
     event->events = events;
 }
