@@ -122,9 +122,12 @@ START_TEST(test_init_sendiov_recviov)
     int timeout = 5000;
     zmq_setsockopt(b, ZMQ_RCVTIMEO, &timeout, sizeof timeout);
 
+    /* As libzmq's zmq_sendiov: SNDMORE makes the parts one whole message
+     * (the last part is sent without it), 0 makes each part a message. */
     char p1[] = "one", p2[] = "three";
     struct iovec out[2] = {{p1, 3}, {p2, 5}};
-    ck_assert_int_eq(zmq_sendiov(a, out, 2, 0), 5); /* the last part */
+    ck_assert_int_eq(zmq_sendiov(a, out, 2, ZMQ_SNDMORE), 5); /* the last */
+    ck_assert_int_eq(zmq_send(a, "next", 4, 0), 4);
     struct iovec in[4];
     size_t count = 4;
     ck_assert_int_eq(zmq_recviov(b, in, &count, 0), 2);
@@ -135,6 +138,17 @@ START_TEST(test_init_sendiov_recviov)
     ck_assert_mem_eq(in[1].iov_base, "three", 5);
     free(in[0].iov_base);
     free(in[1].iov_base);
+    count = 4;
+    ck_assert_int_eq(zmq_recviov(b, in, &count, 0), 1);
+    ck_assert_mem_eq(in[0].iov_base, "next", 4);
+    free(in[0].iov_base);
+    ck_assert_int_eq(zmq_sendiov(a, out, 2, 0), 5);
+    for (int i = 0; i < 2; i++) {
+        count = 4;
+        ck_assert_int_eq(zmq_recviov(b, in, &count, 0), 1);
+        ck_assert_uint_eq(in[0].iov_len, i == 0 ? 3 : 5);
+        free(in[0].iov_base);
+    }
     count = 0;
     ck_assert_int_eq(zmq_recviov(b, in, &count, 0), -1);
     ck_assert_int_eq(zmq_errno(), EINVAL);

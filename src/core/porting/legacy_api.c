@@ -60,7 +60,10 @@ int zlink_sendiov(void *socket, struct iovec *iov, size_t count, int flags)
             return -1;
         if (parts[i].len)
             memcpy(zlink_msg_data(&msg), parts[i].base, parts[i].len);
-        int part_flags = i + 1 < count ? flags | ZLINK_SNDMORE : flags;
+        /* libzmq's contract: every part takes the caller's flags, and the
+         * last one never SNDMORE, so ZLINK_SNDMORE sends one whole message
+         * of count parts and 0 sends count messages. */
+        int part_flags = i + 1 < count ? flags : flags & ~ZLINK_SNDMORE;
         rc = zlink_msg_send(&msg, socket, part_flags);
         if (rc < 0) {
             int err = errno;
