@@ -201,6 +201,12 @@ static int resolve_host(const char *host, host_rules rules, bool ipv6,
         return 0;
     }
     if (uv_inet_pton(AF_INET6, host, &out->u.in6.sin6_addr) == 0) {
+        /* As libzmq: without ZLINK_IPV6 a socket is IPv4 only, literals
+         * included (no such device: the address is not one it can use). */
+        if (!ipv6) {
+            errno = ENODEV;
+            return -1;
+        }
         out->u.in6.sin6_family = AF_INET6;
         out->len = sizeof out->u.in6;
         return 0;
