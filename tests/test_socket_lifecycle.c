@@ -492,6 +492,13 @@ START_TEST(blocked_call_gets_eterm)
     int events;
     size_t len = sizeof events;
     zt_expect_errno(zlink_getsockopt(peer, ZLINK_EVENTS, &events, &len), ETERM);
+    /* Options too, as libzmq: only close is left. */
+    zt_expect_errno(zlink_getsockopt(peer, ZLINK_SNDHWM, &events, &len), ETERM);
+    zt_expect_errno(zlink_getsockopt(peer, ZLINK_RCVMORE, &events, &len),
+                    ETERM);
+    int linger = 0;
+    zt_expect_errno(
+        zlink_setsockopt(peer, ZLINK_LINGER, &linger, sizeof linger), ETERM);
     zt_close(s);
     zt_close(peer);
     zt_term(ctx);

@@ -772,6 +772,12 @@ int zlink_setsockopt(void *handle, int option, const void *val, size_t len)
     zl_socket *s = zl_socket_from_handle(handle);
     if (!s)
         return -1;
+    /* As libzmq (zmq_ctx_shutdown(3)): once the context shuts down, every
+     * call on its sockets but close is ETERM. */
+    if (zl_ctx_terminating(s->ctx)) {
+        errno = ETERM;
+        return -1;
+    }
     if (s->ops->setsockopt) {
         int rc = s->ops->setsockopt(s, option, val, len);
         if (rc == 0 || errno != EINVAL)
@@ -788,16 +794,14 @@ int zlink_getsockopt(void *handle, int option, void *val, size_t *len)
     zl_socket *s = zl_socket_from_handle(handle);
     if (!s)
         return -1;
+    if (zl_ctx_terminating(s->ctx)) {
+        errno = ETERM;
+        return -1;
+    }
     switch (option) {
     case ZLINK_RCVMORE:
         return zl_option_put_int(val, len, s->rcvmore);
     case ZLINK_EVENTS:
-        /* As libzmq (and zlink_poll): the state of a socket whose context
-         * is shutting down is ETERM. */
-        if (zl_ctx_terminating(s->ctx)) {
-            errno = ETERM;
-            return -1;
-        }
         return zl_option_put_int(val, len, zl_socket_events(s));
     case ZLINK_FD: {
         if (!val || !len || *len < sizeof(zlink_fd_t)) {
