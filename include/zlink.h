@@ -189,6 +189,8 @@ ZLINK_EXPORT void *zlink_msg_data(zlink_msg_t *msg);
 ZLINK_EXPORT size_t zlink_msg_size(const zlink_msg_t *msg);
 ZLINK_EXPORT int zlink_msg_more(const zlink_msg_t *msg);
 ZLINK_EXPORT int zlink_msg_get(const zlink_msg_t *msg, int property);
+/* As libzmq's zmq_msg_set: no property can be set (EINVAL). */
+ZLINK_EXPORT int zlink_msg_set(zlink_msg_t *msg, int property, int value);
 
 /* Message properties for zlink_msg_get. */
 #define ZLINK_MORE 1

@@ -44,6 +44,7 @@
 #define zmq_msg_size zlink_msg_size
 #define zmq_msg_more zlink_msg_more
 #define zmq_msg_get zlink_msg_get
+#define zmq_msg_set zlink_msg_set
 #define zmq_msg_gets zlink_msg_gets
 #define zmq_socket zlink_socket
 #define zmq_close zlink_close

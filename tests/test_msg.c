@@ -41,6 +41,10 @@ START_TEST(init_empty)
     ck_assert_int_eq(zlink_msg_more(&msg), 0);
     ck_assert_int_eq(zlink_msg_get(&msg, ZLINK_MORE), 0);
     ck_assert_int_eq(zlink_msg_get(&msg, ZLINK_SHARED), 0);
+    /* As libzmq: nothing can be set. */
+    ck_assert_int_eq(zlink_msg_set(&msg, ZLINK_MORE, 1), -1);
+    ck_assert_int_eq(zlink_errno(), EINVAL);
+    ck_assert_int_eq(zlink_msg_more(&msg), 0);
     ck_assert_int_eq(zlink_msg_close(&msg), 0);
 }
 END_TEST

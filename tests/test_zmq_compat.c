@@ -172,6 +172,7 @@ END_TEST
     X(msg_size)                                                                \
     X(msg_more)                                                                \
     X(msg_get)                                                                 \
+    X(msg_set)                                                                 \
     X(socket)                                                                  \
     X(close)                                                                   \
     X(setsockopt)                                                              \

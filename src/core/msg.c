@@ -290,6 +290,15 @@ ZLINK_EXPORT int zlink_msg_more(const zlink_msg_t *msg)
     return msg_is_valid(m) && (m->flags & ZL_MSG_MORE) ? 1 : 0;
 }
 
+ZLINK_EXPORT int zlink_msg_set(zlink_msg_t *msg, int property, int value)
+{
+    (void)msg;
+    (void)property;
+    (void)value;
+    errno = EINVAL;
+    return -1;
+}
+
 ZLINK_EXPORT int zlink_msg_get(const zlink_msg_t *msg, int property)
 {
     const zl_msg *m = zl_msg_cof(msg);
