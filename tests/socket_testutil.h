@@ -177,6 +177,15 @@ static inline bool zt_endpoint(int t, char *ep, size_t cap)
     }
 }
 
+/* Connects one more socket to an endpoint zt_join gave for transport t:
+ * over IPv6 it needs ZLINK_IPV6, as in libzmq. */
+static inline void zt_connect_over(void *s, int t, const char *endpoint)
+{
+    if (t == ZT_TCP6)
+        zt_set_int(s, ZLINK_IPV6, 1);
+    zt_connect(s, endpoint);
+}
+
 /* Joins binder and connecter over transport t; writes the endpoint the
  * connecter used into ep. Returns false (nothing done) when t is not
  * available on this machine: the case then has nothing to check. */

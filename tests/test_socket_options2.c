@@ -345,7 +345,7 @@ START_TEST(router_handover)
     zt_send_str(first, "one", 0);
     zt_recv_str(router, "dup");
     zt_recv_str(router, "one");
-    zt_connect(second, ep);
+    zt_connect_over(second, _i, ep);
     zt_send_str(second, "two", 0);
     zt_recv_str(router, "dup");
     zt_recv_str(router, "two");

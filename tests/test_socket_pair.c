@@ -300,7 +300,7 @@ START_TEST(pair_refuses_second_peer)
     zt_send_str(f.connecter, "first", 0);
     zt_recv_str(f.binder, "first");
     void *second = zt_socket(f.ctx, ZLINK_PAIR);
-    zt_connect(second, f.endpoint);
+    zt_connect_over(second, _i, f.endpoint);
     zlink_send(second, "second", 6, ZLINK_DONTWAIT);
     zt_send_str(f.connecter, "again", 0);
     zt_recv_str(f.binder, "again");

@@ -60,9 +60,11 @@ static bool wake_open(wake_fixture *f, int transport, int senders)
     for (int i = 0; i < senders; i++) {
         f->senders[i] = zt_socket(f->ctx, ZLINK_DEALER);
         f->sender_count++;
-        bool joined = i == 0 ? zt_join(f->receiver, f->senders[0], transport,
-                                       f->endpoint, sizeof f->endpoint)
-                             : (zt_connect(f->senders[i], f->endpoint), true);
+        bool joined =
+            i == 0 ? zt_join(f->receiver, f->senders[0], transport, f->endpoint,
+                             sizeof f->endpoint)
+                   : (zt_connect_over(f->senders[i], transport, f->endpoint),
+                      true);
         if (!joined) {
             for (int j = 0; j <= i; j++)
                 zt_close(f->senders[j]);
