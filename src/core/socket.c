@@ -899,18 +899,25 @@ static void plug(zl_io_object *object)
     zl_io_thread_send(object->thread, ZL_CMD_PLUG, object);
 }
 
-int zlink_bind(void *handle, const char *endpoint)
+/* What bind, connect, unbind and disconnect check first: the context still
+ * runs (ETERM), and the endpoint is "transport://rest" (EINVAL, or
+ * EPROTONOSUPPORT for an unknown transport). */
+static int split_endpoint(zl_socket *s, const char *endpoint,
+                          zl_transport *transport, const char **rest)
 {
-    zl_socket *s = zl_socket_from_handle(handle);
-    if (!s)
-        return -1;
     if (zl_ctx_terminating(s->ctx)) {
         errno = ETERM;
         return -1;
     }
+    return zl_endpoint_split(endpoint, transport, rest);
+}
+
+int zlink_bind(void *handle, const char *endpoint)
+{
+    zl_socket *s = zl_socket_from_handle(handle);
     zl_transport transport;
     const char *rest;
-    if (zl_endpoint_split(endpoint, &transport, &rest) != 0)
+    if (!s || split_endpoint(s, endpoint, &transport, &rest) != 0)
         return -1;
     if (transport == ZL_TRANSPORT_INPROC) {
         if (zl_inproc_bind(s, rest) != 0)
@@ -971,15 +978,9 @@ int zlink_bind(void *handle, const char *endpoint)
 int zlink_connect(void *handle, const char *endpoint)
 {
     zl_socket *s = zl_socket_from_handle(handle);
-    if (!s)
-        return -1;
-    if (zl_ctx_terminating(s->ctx)) {
-        errno = ETERM;
-        return -1;
-    }
     zl_transport transport;
     const char *rest;
-    if (zl_endpoint_split(endpoint, &transport, &rest) != 0)
+    if (!s || split_endpoint(s, endpoint, &transport, &rest) != 0)
         return -1;
     if (transport == ZL_TRANSPORT_INPROC) {
         zl_pipe *ours;
@@ -1095,18 +1096,15 @@ static bool end_resolved(zl_socket *s, const char *hostport, bool for_bind,
 
 static int end_endpoint(zl_socket *s, const char *endpoint, bool bound)
 {
+    /* As libzmq: no endpoint is EINVAL before a shut-down context's ETERM,
+     * and a malformed one is EINVAL or EPROTONOSUPPORT, not ENOENT. */
     if (!endpoint) {
         errno = EINVAL;
         return -1;
     }
-    if (zl_ctx_terminating(s->ctx)) {
-        errno = ETERM;
-        return -1;
-    }
-    /* A malformed endpoint is EINVAL or EPROTONOSUPPORT, not ENOENT. */
     zl_transport transport;
     const char *rest;
-    if (zl_endpoint_split(endpoint, &transport, &rest) != 0)
+    if (split_endpoint(s, endpoint, &transport, &rest) != 0)
         return -1;
     zl_socket_process_commands(s, 0);
     /* As libzmq: another spelling of a tcp address ("localhost" for
