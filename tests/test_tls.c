@@ -15,6 +15,7 @@
 #include <mbedtls/version.h>
 
 #include "raw_socket.h"
+#include "socket_testutil.h"
 #include "testutil.h"
 #include "tls_fixture.h"
 #include "transport/tls_aes_gcm.h"
@@ -505,6 +506,43 @@ START_TEST(no_ca_uses_system_store)
     ck_assert_int_gt(zlink_recv(server, id, sizeof id, 0), 0);
     recv_str(server, "anyway");
     zlink_close(trusting);
+    zlink_close(monitor);
+    zlink_close(client);
+    zlink_close(server);
+    zlink_ctx_term(ctx);
+}
+END_TEST
+
+/* A refused certificate does not end the connect: the client retries, as
+ * after a refused connect (and as libzmq's wss), and reaches the server
+ * once its certificate is one the client trusts. The endpoint stays
+ * the client's to disconnect. */
+START_TEST(client_retries_after_refusing_a_certificate)
+{
+    void *ctx = zlink_ctx_new();
+    void *untrusted = tls_socket(ctx, ZLINK_ROUTER);
+    tls_server_identity(untrusted, "selfsigned.pem", "selfsigned.key");
+    void *client = tls_socket(ctx, ZLINK_DEALER);
+    tls_client_trust(client, "root.pem");
+    void *monitor = tls_open_monitor(ctx, client, "inproc://retry-monitor");
+    char endpoint[128];
+    tls_bind(untrusted, endpoint, sizeof endpoint);
+    ck_assert_int_eq(zlink_connect(client, endpoint), 0);
+    tls_expect_event(monitor, ZLINK_EVENT_HANDSHAKE_FAILED_AUTH,
+                     ZLINK_TLS_AUTH_CERT_UNTRUSTED);
+    uint32_t ivl = 0;
+    ck_assert_msg(tls_wait_event(monitor, ZLINK_EVENT_CONNECT_RETRIED, &ivl),
+                  "no retry after the refused certificate");
+
+    zlink_close(untrusted);
+    void *server = tls_socket(ctx, ZLINK_ROUTER);
+    tls_server_identity(server, "server-chain.pem", "server.key");
+    zt_bind_when_free(server, endpoint, TLS_WAIT_MS);
+    send_str(client, "renewed", 0);
+    char id[256];
+    ck_assert_int_gt(zlink_recv(server, id, sizeof id, 0), 0);
+    recv_str(server, "renewed");
+    ck_assert_int_eq(zlink_disconnect(client, endpoint), 0);
     zlink_close(monitor);
     zlink_close(client);
     zlink_close(server);
@@ -1160,6 +1198,7 @@ static Suite *tls_suite(void)
     tcase_add_loop_test(failing, certificate_failures, 0,
                         (int)(sizeof failures / sizeof failures[0]));
     tcase_add_test(failing, no_ca_uses_system_store);
+    tcase_add_test(failing, client_retries_after_refusing_a_certificate);
     tcase_add_test(failing, plaintext_and_tls_mixed);
     suite_add_tcase(s, failing);
     TCase *hostile_input = tcase_create("hostile");

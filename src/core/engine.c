@@ -110,19 +110,21 @@ static bool handshaking(const zl_engine *e)
 }
 
 /* Any failure: report and close. A stream that knows why it failed (a
- * certificate that does not verify, a bad HTTP upgrade) says so; other
- * handshake failures that are not protocol violations (timeout, reset)
- * are reported as NO_DETAIL, as libzmq does. */
+ * certificate that does not verify, a bad HTTP upgrade) says so, and
+ * whether a connect retries; other handshake failures that are not
+ * protocol violations (timeout, reset) are reported as NO_DETAIL, as
+ * libzmq does. */
 void zl_engine_fail(zl_engine *e, bool protocol)
 {
     if (e->state == ZL_ENGINE_CLOSED)
         return;
     uint64_t value = 0;
-    int event = e->stream ? zl_stream_failure(e->stream, &value) : 0;
+    bool retry = true;
+    int event = e->stream ? zl_stream_failure(e->stream, &value, &retry) : 0;
     if (event && e->session) {
         zl_monitor_event(zl_session_socket(e->session), event, value,
                          zl_session_endpoint(e->session));
-        protocol = true;
+        protocol = !retry;
     } else if (!protocol && e->session && handshaking(e))
         zl_monitor_event(zl_session_socket(e->session),
                          ZLINK_EVENT_HANDSHAKE_FAILED_NO_DETAIL,

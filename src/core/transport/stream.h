@@ -36,8 +36,10 @@ typedef struct zl_stream_ops {
     zl_framing (*framing)(const zl_stream *s);
     /* After a failed handshake or read: the monitor event that says why
      * (ZLINK_EVENT_HANDSHAKE_FAILED_AUTH or _PROTOCOL) and its value, or 0
-     * when there is nothing more to say than the close itself. */
-    int (*failure)(const zl_stream *s, uint64_t *value);
+     * when there is nothing more to say than the close itself. *retry
+     * says whether a connecting socket tries again, as after a refused
+     * connect, or gives the endpoint up, as after a ZMTP protocol error. */
+    int (*failure)(const zl_stream *s, uint64_t *value, bool *retry);
 } zl_stream_ops;
 
 /* A plain stream has no ops and forwards to its handle; a filter embeds
@@ -110,10 +112,12 @@ static inline zl_framing zl_stream_framing(const zl_stream *s)
 }
 
 /* The event that explains a failure (see zl_stream_ops.failure), or 0. */
-static inline int zl_stream_failure(const zl_stream *s, uint64_t *value)
+static inline int zl_stream_failure(const zl_stream *s, uint64_t *value,
+                                    bool *retry)
 {
     *value = 0;
-    return s->ops && s->ops->failure ? s->ops->failure(s, value) : 0;
+    *retry = true;
+    return s->ops && s->ops->failure ? s->ops->failure(s, value, retry) : 0;
 }
 
 /* Cancels what is pending, closes the handle and frees the stream once

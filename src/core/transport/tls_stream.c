@@ -1041,10 +1041,13 @@ static zl_framing tls_framing(const zl_stream *s)
     return ZL_FRAMING_ZMTP;
 }
 
-static int tls_failure_of(const zl_stream *s, uint64_t *value)
+/* Every TLS failure leaves a client retrying, as libzmq's wss does: the
+ * server may restart mid-handshake, or renew the certificate refused. */
+static int tls_failure_of(const zl_stream *s, uint64_t *value, bool *retry)
 {
     const tls_stream *t = (const tls_stream *)s;
     *value = t->failure.value;
+    *retry = true;
     return t->failure.event;
 }
 

@@ -159,7 +159,8 @@ static void on_upgraded(zl_op *op, int status, size_t bytes)
         /* Timed out or the port closed: the stream is gone already. */
     } else if (status != 0 || p->closing) {
         uint64_t value = 0;
-        int event = zl_stream_failure(up->stream, &value);
+        bool retry; /* an accepted connection never reconnects */
+        int event = zl_stream_failure(up->stream, &value, &retry);
         if (!p->closing)
             report_to_all(
                 p, event ? event : ZLINK_EVENT_HANDSHAKE_FAILED_NO_DETAIL,

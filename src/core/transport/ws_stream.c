@@ -390,15 +390,18 @@ static zl_framing ws_framing(const zl_stream *s)
     return ((const ws_stream *)s)->framing;
 }
 
-static int ws_failure(const zl_stream *s, uint64_t *value)
+/* A refused upgrade or a bad frame ends a connect, as in libzmq's ws; a
+ * failure of the TLS under wss is the TLS stream's to judge. */
+static int ws_failure(const zl_stream *s, uint64_t *value, bool *retry)
 {
     const ws_stream *f = (const ws_stream *)s;
     int event = f->failure_event;
     if (!event && f->dec.protocol_error)
         event = ZLINK_EVENT_HANDSHAKE_FAILED_PROTOCOL;
     if (!event)
-        return f->lower ? zl_stream_failure(f->lower, value) : 0;
+        return f->lower ? zl_stream_failure(f->lower, value, retry) : 0;
     *value = ZLINK_PROTOCOL_ERROR_WS_UNSPECIFIED;
+    *retry = false;
     return event;
 }
 
