@@ -364,6 +364,10 @@ ZLINK_EXPORT const char *zlink_msg_gets(const zlink_msg_t *msg,
  * those without one and (with ZLINK_TLS_VERIFY) those the CAs do not
  * verify. */
 #define ZLINK_TLS_REQUIRE_CLIENT_CERT 1009
+/* int, default 0: trust the system's store as well as ZLINK_TLS_CA and
+ * _CA_PEM (libzmq's ZMQ_WSS_TRUST_SYSTEM). Without those, the store is
+ * used anyway. */
+#define ZLINK_TLS_TRUST_SYSTEM 1010
 
 /* Send/recv flags. */
 #define ZLINK_DONTWAIT 1

@@ -207,6 +207,15 @@
 #define ZMQ_CONNECT_TIMEOUT ZLINK_CONNECT_TIMEOUT
 #define ZMQ_TCP_MAXRT ZLINK_TCP_MAXRT
 #define ZMQ_BINDTODEVICE ZLINK_BINDTODEVICE
+/* libzmq's draft wss options, mapped onto the TLS options that serve
+ * tls:// and wss:// alike. One difference: without ZMQ_WSS_HOSTNAME,
+ * zlink checks the server's certificate against the endpoint's host,
+ * where libzmq checks no name. */
+#define ZMQ_WSS_KEY_PEM ZLINK_TLS_KEY_PEM
+#define ZMQ_WSS_CERT_PEM ZLINK_TLS_CERT_PEM
+#define ZMQ_WSS_TRUST_PEM ZLINK_TLS_CA_PEM
+#define ZMQ_WSS_HOSTNAME ZLINK_TLS_HOSTNAME
+#define ZMQ_WSS_TRUST_SYSTEM ZLINK_TLS_TRUST_SYSTEM
 /* libzmq's older names for the same options. */
 #define ZMQ_IDENTITY ZLINK_ROUTING_ID
 #define ZMQ_DELAY_ATTACH_ON_CONNECT ZLINK_IMMEDIATE
@@ -251,6 +260,7 @@
     ZLINK_PROTOCOL_ERROR_ZMTP_INVALID_METADATA
 #define ZMQ_PROTOCOL_ERROR_ZMTP_MECHANISM_MISMATCH                             \
     ZLINK_PROTOCOL_ERROR_ZMTP_MECHANISM_MISMATCH
+#define ZMQ_PROTOCOL_ERROR_WS_UNSPECIFIED ZLINK_PROTOCOL_ERROR_WS_UNSPECIFIED
 
 /* Polling. */
 #define ZMQ_POLLIN ZLINK_POLLIN

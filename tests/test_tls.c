@@ -22,20 +22,6 @@
 #include "transport/tls_internal.h"
 #include "transport/tls_stream.h"
 
-static char *read_file(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    ck_assert_msg(f != NULL, "cannot open %s", path);
-    static char buf[16384];
-    size_t n = fread(buf, 1, sizeof buf - 1, f);
-    fclose(f);
-    buf[n] = '\0';
-    char *copy = malloc(n + 1);
-    ck_assert_ptr_nonnull(copy);
-    memcpy(copy, buf, n + 1);
-    return copy;
-}
-
 static int endpoint_port(const char *endpoint)
 {
     return atoi(strrchr(endpoint, ':') + 1);
@@ -115,6 +101,8 @@ START_TEST(options_round_trip)
     ck_assert_int_eq(
         zlink_getsockopt(s, ZLINK_TLS_REQUIRE_CLIENT_CERT, &v, &vlen), 0);
     ck_assert_int_eq(v, 0);
+    ck_assert_int_eq(zlink_getsockopt(s, ZLINK_TLS_TRUST_SYSTEM, &v, &vlen), 0);
+    ck_assert_int_eq(v, 0);
     int options[] = {ZLINK_TLS_CERT,         ZLINK_TLS_KEY,
                      ZLINK_TLS_KEY_PASSWORD, ZLINK_TLS_CA,
                      ZLINK_TLS_CERT_PEM,     ZLINK_TLS_KEY_PEM,
@@ -149,6 +137,13 @@ START_TEST(options_round_trip)
     vlen = sizeof v;
     ck_assert_int_eq(zlink_getsockopt(s, ZLINK_TLS_VERIFY, &v, &vlen), 0);
     ck_assert_int_eq(v, 0);
+    ck_assert_int_eq(
+        zlink_setsockopt(s, ZLINK_TLS_TRUST_SYSTEM, &v, sizeof v - 1), -1);
+    ck_assert_int_eq(zlink_errno(), EINVAL);
+    zl_test_set_int(s, ZLINK_TLS_TRUST_SYSTEM, 1);
+    vlen = sizeof v;
+    ck_assert_int_eq(zlink_getsockopt(s, ZLINK_TLS_TRUST_SYSTEM, &v, &vlen), 0);
+    ck_assert_int_eq(v, 1);
     zlink_close(s);
     zlink_ctx_term(ctx);
 }
@@ -300,11 +295,11 @@ START_TEST(pem_in_memory)
     void *ctx = zlink_ctx_new();
     void *server = tls_socket(ctx, ZLINK_PAIR);
     void *client = tls_socket(ctx, ZLINK_PAIR);
-    char *chain = read_file(tls_cert("server-chain.pem"));
-    char *key = read_file(tls_cert("server.key"));
-    char *ca = read_file(tls_cert("root.pem"));
-    char *client_chain = read_file(tls_cert("client-chain.pem"));
-    char *client_key = read_file(tls_cert("client.key"));
+    char *chain = tls_read_cert("server-chain.pem");
+    char *key = tls_read_cert("server.key");
+    char *ca = tls_read_cert("root.pem");
+    char *client_chain = tls_read_cert("client-chain.pem");
+    char *client_key = tls_read_cert("client.key");
     tls_set_str(server, ZLINK_TLS_CERT_PEM, chain);
     tls_set_str(server, ZLINK_TLS_KEY_PEM, key);
     tls_set_str(server, ZLINK_TLS_CA_PEM, ca);

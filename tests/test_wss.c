@@ -6,6 +6,7 @@
 
 #include "socket_testutil.h"
 #include "tls_fixture.h"
+#include "zlink_zmq.h"
 
 static void *wss_server(void *ctx, int type, char *endpoint, size_t cap)
 {
@@ -116,6 +117,47 @@ START_TEST(test_plain_ws_client_on_wss_port)
 }
 END_TEST
 
+/* A program written for libzmq's wss, as its own test_wss_transport is:
+ * ZMQ_WSS_* options with PEM text, a wildcard bind with a path, and a
+ * connect to 127.0.0.1 built from ZMQ_LAST_ENDPOINT. TRUST_SYSTEM adds
+ * the system's store to the CA given, which still verifies the server. */
+START_TEST(test_libzmq_wss_options)
+{
+    void *ctx = zt_ctx();
+    char *chain = tls_read_cert("server-chain.pem");
+    char *key = tls_read_cert("server.key");
+    char *ca = tls_read_cert("root.pem");
+    void *sb = zt_socket(ctx, ZMQ_REP);
+    ck_assert_int_eq(zmq_setsockopt(sb, ZMQ_WSS_CERT_PEM, chain, strlen(chain)),
+                     0);
+    ck_assert_int_eq(zmq_setsockopt(sb, ZMQ_WSS_KEY_PEM, key, strlen(key)), 0);
+    void *sc = zt_socket(ctx, ZMQ_REQ);
+    ck_assert_int_eq(zmq_setsockopt(sc, ZMQ_WSS_TRUST_PEM, ca, strlen(ca)), 0);
+    ck_assert_int_eq(zmq_setsockopt(sc, ZMQ_WSS_HOSTNAME, "localhost", 9), 0);
+    zt_set_int(sc, ZMQ_WSS_TRUST_SYSTEM, 1);
+
+    char bind_address[256], connect_address[300];
+    ck_assert_int_eq(zmq_bind(sb, "wss://*:*/roundtrip"), 0);
+    zt_last_endpoint(sb, bind_address, sizeof bind_address);
+    snprintf(connect_address, sizeof connect_address, "wss://127.0.0.1%s",
+             strrchr(bind_address, ':'));
+    ck_assert_str_eq(strchr(connect_address + 6, '/'), "/roundtrip");
+    zt_connect(sc, connect_address);
+    zt_send_str(sc, "request", 0);
+    zt_recv_str(sb, "request");
+    zt_send_str(sb, "reply", 0);
+    zt_recv_str(sc, "reply");
+    ck_assert_int_eq(zmq_disconnect(sc, connect_address), 0);
+    ck_assert_int_eq(zmq_unbind(sb, bind_address), 0);
+    free(chain);
+    free(key);
+    free(ca);
+    zt_close(sc);
+    zt_close(sb);
+    zt_term(ctx);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("wss");
@@ -124,6 +166,7 @@ static Suite *suite(void)
     tcase_add_test(tc, test_wss_sizes_both_ways);
     tcase_add_test(tc, test_wss_untrusted_server_is_refused);
     tcase_add_test(tc, test_plain_ws_client_on_wss_port);
+    tcase_add_test(tc, test_libzmq_wss_options);
     suite_add_tcase(s, tc);
     return s;
 }

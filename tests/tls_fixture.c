@@ -43,6 +43,21 @@ const char *tls_cert(const char *name)
     return p;
 }
 
+char *tls_read_cert(const char *name)
+{
+    const char *path = tls_cert(name);
+    FILE *f = fopen(path, "rb");
+    ck_assert_msg(f != NULL, "cannot open %s", path);
+    static char buf[16384];
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    char *copy = malloc(n + 1);
+    ck_assert_ptr_nonnull(copy);
+    memcpy(copy, buf, n + 1);
+    return copy;
+}
+
 void tls_set_str(void *socket, int option, const char *value)
 {
     ck_assert_int_eq(zlink_setsockopt(socket, option, value, strlen(value)), 0);

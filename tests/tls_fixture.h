@@ -21,6 +21,8 @@ int tls_fixture_main(const char *suite_name, Suite *suite);
 
 /* The path of a generated file; four may be in use at once. */
 const char *tls_cert(const char *name);
+/* A generated file's text, NUL-terminated, for the _PEM options; free it. */
+char *tls_read_cert(const char *name);
 /* zlink_setsockopt of a string, failing the test if it is refused. */
 void tls_set_str(void *socket, int option, const char *value);
 

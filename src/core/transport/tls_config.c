@@ -79,12 +79,13 @@ struct zl_tls_settings {
     char *hostname;
     bool verify;
     bool require_client_cert;
+    bool trust_system; /* the system store as well as the CAs given */
     tls_role *role[2]; /* [0] client, [1] server; built by prepare */
 };
 
 bool zl_tls_is_option(int option)
 {
-    return option >= ZLINK_TLS_CERT && option <= ZLINK_TLS_REQUIRE_CLIENT_CERT;
+    return option >= ZLINK_TLS_CERT && option <= ZLINK_TLS_TRUST_SYSTEM;
 }
 
 /* ---- the random generator ----
@@ -212,6 +213,7 @@ static zl_tls_settings *writable(zl_tls_settings **settings)
     ok &= (c->hostname = dup_or_null(s->hostname)) != NULL || !s->hostname;
     c->verify = s->verify;
     c->require_client_cert = s->require_client_cert;
+    c->trust_system = s->trust_system;
     if (!ok) {
         free_settings(c);
         return NULL;
@@ -249,6 +251,24 @@ static int set_string(char **field, const void *val, size_t len)
     return 0;
 }
 
+/* The int options, 0 or 1; the rest are strings. */
+static bool is_int_option(int option)
+{
+    return option == ZLINK_TLS_VERIFY ||
+           option == ZLINK_TLS_REQUIRE_CLIENT_CERT ||
+           option == ZLINK_TLS_TRUST_SYSTEM;
+}
+
+/* An int option's value; unset settings hold the defaults. */
+static int int_option(const zl_tls_settings *s, int option)
+{
+    if (!s)
+        return option == ZLINK_TLS_VERIFY;
+    return option == ZLINK_TLS_VERIFY                ? s->verify
+           : option == ZLINK_TLS_REQUIRE_CLIENT_CERT ? s->require_client_cert
+                                                     : s->trust_system;
+}
+
 int zl_tls_option_set(zl_tls_settings **settings, int option, const void *val,
                       size_t len)
 {
@@ -257,29 +277,27 @@ int zl_tls_option_set(zl_tls_settings **settings, int option, const void *val,
         errno = ENOMEM;
         return -1;
     }
-    int v;
-    switch (option) {
-    case ZLINK_TLS_VERIFY:
-    case ZLINK_TLS_REQUIRE_CLIENT_CERT:
-        if (!val || len != sizeof v) {
-            errno = EINVAL;
-            return -1;
-        }
-        memcpy(&v, val, sizeof v);
-        if (v != 0 && v != 1) {
-            errno = EINVAL;
-            return -1;
-        }
-        if (option == ZLINK_TLS_VERIFY)
-            s->verify = v;
-        else
-            s->require_client_cert = v;
-        return 0;
-    case ZLINK_TLS_HOSTNAME:
+    if (option == ZLINK_TLS_HOSTNAME)
         return set_string(&s->hostname, val, len);
-    default:
+    if (!is_int_option(option))
         return set_string(&s->str[option - ZLINK_TLS_CERT], val, len);
+    int v;
+    if (!val || len != sizeof v) {
+        errno = EINVAL;
+        return -1;
     }
+    memcpy(&v, val, sizeof v);
+    if (v != 0 && v != 1) {
+        errno = EINVAL;
+        return -1;
+    }
+    if (option == ZLINK_TLS_VERIFY)
+        s->verify = v;
+    else if (option == ZLINK_TLS_REQUIRE_CLIENT_CERT)
+        s->require_client_cert = v;
+    else
+        s->trust_system = v;
+    return 0;
 }
 
 int zl_tls_option_get(const zl_tls_settings *s, int option, void *val,
@@ -289,9 +307,8 @@ int zl_tls_option_get(const zl_tls_settings *s, int option, void *val,
         errno = EINVAL;
         return -1;
     }
-    if (option == ZLINK_TLS_VERIFY || option == ZLINK_TLS_REQUIRE_CLIENT_CERT) {
-        int v = option == ZLINK_TLS_VERIFY ? (s ? s->verify : 1)
-                                           : (s ? s->require_client_cert : 0);
+    if (is_int_option(option)) {
+        int v = int_option(s, option);
         if (*len < sizeof v) {
             errno = EINVAL;
             return -1;
@@ -380,13 +397,17 @@ static int load_own(tls_role *r, const zl_tls_settings *s, bool *have)
 }
 
 /* The CAs that verify the peer: ZLINK_TLS_CA and/or ZLINK_TLS_CA_PEM, or
- * else the system's trust store. */
+ * else the system's trust store. With ZLINK_TLS_TRUST_SYSTEM the store is
+ * added to the CAs given, when there is one: they still serve without
+ * it. */
 static int load_trust(tls_role *r, const zl_tls_settings *s)
 {
     const char *ca = s->str[STR_CA], *ca_pem = s->str[STR_CA_PEM];
     if (ca || ca_pem) {
         if (parse_certs(&r->ca, ca, ca_pem) != 0)
             return -1;
+        if (s->trust_system)
+            (void)zl_tls_load_system_store(&r->ca);
     } else if (zl_tls_load_system_store(&r->ca) != 0) {
         return -1;
     }
