@@ -425,8 +425,7 @@ zl_engine *zl_engine_create(zl_session *session, zl_loop *loop,
     e->recv_port_fits = zl_pattern_reads_directly(options->type);
     e->conflate_out = zl_options_conflates_out(options);
     /* libzmq announces an Identity only where it means something. */
-    if ((options->type == ZLINK_REQ || options->type == ZLINK_DEALER ||
-         options->type == ZLINK_ROUTER) &&
+    if (zl_socket_type_announces_identity(options->type) &&
         options->routing_id) {
         e->routing_id = malloc(sizeof *e->routing_id);
         if (!e->routing_id) {

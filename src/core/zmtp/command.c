@@ -124,9 +124,8 @@ size_t zl_ready_encode(uint8_t *out, size_t cap, int socket_type,
         1 + strlen(ready) + property_size("Socket-Type", type_len);
     /* As libzmq: the types that route by identity always announce one, even
      * empty; peers log or match on the property's presence. */
-    bool with_identity = identity_len > 0 || socket_type == ZLINK_REQ ||
-                         socket_type == ZLINK_DEALER ||
-                         socket_type == ZLINK_ROUTER;
+    bool with_identity =
+        identity_len > 0 || zl_socket_type_announces_identity(socket_type);
     if (with_identity) {
         size_t identity_size = property_size("Identity", identity_len);
         if (identity_size == 0)

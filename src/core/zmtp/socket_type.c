@@ -75,3 +75,9 @@ bool zl_socket_types_compatible(int ours, int theirs)
         return false;
     return (compatible_peers[ours] & PEER(theirs)) != 0;
 }
+
+bool zl_socket_type_announces_identity(int socket_type)
+{
+    return socket_type == TYPE_REQ || socket_type == TYPE_DEALER ||
+           socket_type == TYPE_ROUTER;
+}

@@ -187,5 +187,9 @@ const char *zl_socket_type_name(int socket_type);
 int zl_socket_type_from_name(const uint8_t *name, size_t len);
 /* Whether spec 37's table lets these two talk. */
 bool zl_socket_types_compatible(int ours, int theirs);
+/* REQ, DEALER and ROUTER: the types whose peers route by identity, so
+ * (as in libzmq) the ones that announce one in READY and send a set
+ * ROUTING_ID. */
+bool zl_socket_type_announces_identity(int socket_type);
 
 #endif
