@@ -771,9 +771,66 @@ START_TEST(client_against_raw_server)
         fd = serve_upgrade(listener, i ? "chat" : "ZWS2.0", i != 0);
         ck_assert(raw_closed_by_peer(fd, ZT_TIMEOUT_MS));
         raw_close(fd);
+        /* As in libzmq's ws, a broken upgrade ends the connect: no retry
+         * comes within twice the longest first reconnect wait. */
+        ck_assert(!raw_readable(listener, 400));
         zt_close(dealer);
     }
     raw_close(listener);
+    zt_term(ctx);
+}
+END_TEST
+
+/* Waits for the monitor event id, whatever its value. */
+static bool wait_monitor_event(void *mon, int id)
+{
+    uint64_t deadline = zl_test_now_ms() + ZT_TIMEOUT_MS;
+    while (zl_test_now_ms() < deadline) {
+        uint8_t frame[6];
+        char endpoint[256];
+        if (zlink_recv(mon, frame, sizeof frame, 0) != 6)
+            continue;
+        ck_assert_int_ge(zt_recv_buf(mon, endpoint, sizeof endpoint, 0), 0);
+        uint16_t got;
+        memcpy(&got, frame, 2);
+        if (got == id)
+            return true;
+    }
+    return false;
+}
+
+/* A connect made before its path is bound, on a port another path already
+ * serves: the 404 is retried, as a refused connect is, and the message
+ * goes once the bind is made. */
+START_TEST(connect_before_bind_on_a_shared_port)
+{
+    void *ctx = zt_ctx();
+    void *first = zt_socket(ctx, ZLINK_PAIR);
+    char ep1[256], ep2[256];
+    bind_ws(first, "/first", ep1, sizeof ep1);
+    snprintf(ep2, sizeof ep2, "ws://127.0.0.1:%d/later", port_of(ep1));
+    void *client = zt_socket(ctx, ZLINK_PAIR);
+    ck_assert_int_eq(
+        zlink_socket_monitor(client, "inproc://ws-later",
+                             ZLINK_EVENT_HANDSHAKE_FAILED_PROTOCOL |
+                                 ZLINK_EVENT_CONNECT_RETRIED),
+        0);
+    void *mon = zt_socket(ctx, ZLINK_PAIR);
+    zt_set_int(mon, ZLINK_RCVTIMEO, 100);
+    zt_connect(mon, "inproc://ws-later");
+    zt_connect(client, ep2);
+    expect_monitor_event(mon, ZLINK_EVENT_HANDSHAKE_FAILED_PROTOCOL,
+                         ZLINK_PROTOCOL_ERROR_WS_UNSPECIFIED);
+    ck_assert_msg(wait_monitor_event(mon, ZLINK_EVENT_CONNECT_RETRIED),
+                  "no retry after the 404");
+    void *later = zt_socket(ctx, ZLINK_PAIR);
+    zt_bind(later, ep2);
+    zt_send_str(client, "made it", 0);
+    zt_recv_str(later, "made it");
+    zt_close(mon);
+    zt_close(client);
+    zt_close(later);
+    zt_close(first);
     zt_term(ctx);
 }
 END_TEST
@@ -817,6 +874,7 @@ Suite *ws_suite(void)
     tcase_add_test(tc, hostile_frames);
     tcase_add_test(tc, max_msg_size);
     tcase_add_test(tc, client_against_raw_server);
+    tcase_add_test(tc, connect_before_bind_on_a_shared_port);
     suite_add_tcase(s, tc);
     return s;
 }

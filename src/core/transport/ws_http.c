@@ -299,8 +299,11 @@ int zl_ws_response_parse(const uint8_t *buf, size_t len, const char *key,
         return len >= ZL_WS_HTTP_MAX ? -1 : 0;
     span block = {(const char *)buf, block_len};
     span line;
-    if (!next_line(&block, &line) || line.n < 13 ||
-        memcmp(line.p, "HTTP/1.1 101", 12) != 0 || line.p[12] != ' ')
+    if (!next_line(&block, &line) || line.n < 13 || line.p[12] != ' ')
+        return -1;
+    if (memcmp(line.p, "HTTP/1.1 404", 12) == 0)
+        return ZL_WS_NOT_FOUND;
+    if (memcmp(line.p, "HTTP/1.1 101", 12) != 0)
         return -1;
     char expected[ZL_WS_ACCEPT_LEN + 1];
     if (zl_ws_accept_hash(key, expected) != 0)

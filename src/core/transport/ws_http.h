@@ -51,8 +51,9 @@ size_t zl_ws_request_build(char *buf, size_t cap, const char *host,
 
 /* Parses the server's answer to our request with key. Returns the length
  * of its header block when it accepted us (*framing then says how ZMTP
- * travels), 0 while incomplete, -1 when it refused us or broke the
- * protocol. */
+ * travels), 0 while incomplete, ZL_WS_NOT_FOUND when nothing is bound at
+ * the path, -1 when it refused us otherwise or broke the protocol. */
+#define ZL_WS_NOT_FOUND (-2)
 int zl_ws_response_parse(const uint8_t *buf, size_t len, const char *key,
                          zl_framing *framing);
 

@@ -390,8 +390,9 @@ static zl_framing ws_framing(const zl_stream *s)
     return ((const ws_stream *)s)->framing;
 }
 
-/* A refused upgrade or a bad frame ends a connect, as in libzmq's ws; a
- * failure of the TLS under wss is the TLS stream's to judge. */
+/* A refused upgrade or a bad frame ends a connect, as in libzmq's ws, but
+ * a path not bound yet (404) is retried; a failure of the TLS under wss
+ * is the TLS stream's to judge. */
 static int ws_failure(const zl_stream *s, uint64_t *value, bool *retry)
 {
     const ws_stream *f = (const ws_stream *)s;
@@ -401,7 +402,7 @@ static int ws_failure(const zl_stream *s, uint64_t *value, bool *retry)
     if (!event)
         return f->lower ? zl_stream_failure(f->lower, value, retry) : 0;
     *value = ZLINK_PROTOCOL_ERROR_WS_UNSPECIFIED;
-    *retry = false;
+    *retry = f->failure_retries;
     return event;
 }
 

@@ -39,6 +39,7 @@ typedef struct ws_stream {
     ws_phase phase;
     zl_framing framing;
     int failure_event;
+    bool failure_retries; /* a connect tries again after it (404) */
 
     /* The upgrade. */
     zl_op *handshake_op;

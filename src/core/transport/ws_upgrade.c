@@ -77,6 +77,9 @@ static void client_upgrade(ws_stream *f)
         return;
     }
     if (r < 0) {
+        /* No socket at that path yet: as a refused connect, a connect made
+         * before the bind retries. */
+        f->failure_retries = r == ZL_WS_NOT_FOUND;
         zl_ws_upgrade_fail(f, true);
         return;
     }
