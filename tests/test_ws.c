@@ -781,6 +781,30 @@ START_TEST(client_against_raw_server)
 }
 END_TEST
 
+/* Paths a request line cannot carry are refused at once, and so is a bind
+ * with a query, which routing (by path alone) could never reach; a
+ * connect's query goes to the server, which routes without it. */
+START_TEST(endpoint_paths)
+{
+    void *ctx = zt_ctx();
+    void *s = zt_socket(ctx, ZLINK_PAIR);
+    zt_expect_errno(zlink_bind(s, "ws://127.0.0.1:*/a b"), EINVAL);
+    zt_expect_errno(zlink_bind(s, "ws://127.0.0.1:*/a\tb"), EINVAL);
+    zt_expect_errno(zlink_bind(s, "ws://127.0.0.1:*/a?x=1"), EINVAL);
+    zt_expect_errno(zlink_connect(s, "ws://127.0.0.1:5999/a b"), EINVAL);
+    char ep[256], with_query[300];
+    bind_ws(s, "/a", ep, sizeof ep);
+    snprintf(with_query, sizeof with_query, "%s?x=1", ep);
+    void *client = zt_socket(ctx, ZLINK_PAIR);
+    zt_connect(client, with_query);
+    zt_send_str(client, "queried", 0);
+    zt_recv_str(s, "queried");
+    zt_close(client);
+    zt_close(s);
+    zt_term(ctx);
+}
+END_TEST
+
 /* Waits for the monitor event id, whatever its value. */
 static bool wait_monitor_event(void *mon, int id)
 {
@@ -875,6 +899,7 @@ Suite *ws_suite(void)
     tcase_add_test(tc, max_msg_size);
     tcase_add_test(tc, client_against_raw_server);
     tcase_add_test(tc, connect_before_bind_on_a_shared_port);
+    tcase_add_test(tc, endpoint_paths);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -380,8 +380,15 @@ int zl_ws_bind(zl_socket *socket, bool secure, const char *rest, char *resolved,
     char hostport[300], path[ZL_WS_PATH_MAX];
     zl_addr addr;
     if (zl_ws_endpoint_split(rest, hostport, sizeof hostport, path,
-                             sizeof path) != 0 ||
-        zl_tcp_resolve(hostport, true, socket->options.ipv6, &addr) != 0)
+                             sizeof path) != 0)
+        return -1;
+    /* Requests are routed by path without their query: a bind with one
+     * could never be reached. */
+    if (strchr(path, '?')) {
+        errno = EINVAL;
+        return -1;
+    }
+    if (zl_tcp_resolve(hostport, true, socket->options.ipv6, &addr) != 0)
         return -1;
     route *grown = NULL;
     uv_once(&registry_once, registry_init);

@@ -509,6 +509,12 @@ int zl_ws_endpoint_split(const char *rest, char *hostport, size_t hostport_cap,
         errno = EINVAL;
         return -1;
     }
+    for (const char *c = p; *c; c++) {
+        if ((unsigned char)*c <= 0x20 || *c == 0x7f) {
+            errno = EINVAL;
+            return -1;
+        }
+    }
     memcpy(hostport, rest, host_len);
     hostport[host_len] = '\0';
     snprintf(path, path_cap, "%s", p);

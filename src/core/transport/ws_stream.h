@@ -37,7 +37,8 @@ void zl_ws_stream_set_max_msg(zl_stream *ws, int64_t max_msg_size);
 const char *zl_ws_stream_path(const zl_stream *ws);
 
 /* Splits the part of a ws endpoint after "ws://" into "host:port" and the
- * path ("/" when absent). -1 with EINVAL when either does not fit. */
+ * path ("/" when absent). -1 with EINVAL when either does not fit, or the
+ * path holds what a request line cannot carry (spaces, control bytes). */
 int zl_ws_endpoint_split(const char *rest, char *hostport, size_t hostport_cap,
                          char *path, size_t path_cap);
 
