@@ -97,6 +97,34 @@ START_TEST(source_address_traffic)
 }
 END_TEST
 
+/* A connect from a port to that same port is answered by the socket itself
+ * (TCP's simultaneous open), as a connect to an unused local port is when
+ * the kernel happens to pick that port as the source. It counts as
+ * refused: the connect retries, and a DEALER never receives what it sent
+ * as if from a peer. */
+START_TEST(connect_never_reaches_itself)
+{
+    void *ctx = zt_ctx();
+    void *s = zt_socket(ctx, ZLINK_DEALER);
+    void *monitor = zl_test_monitor_open(ctx, s, "inproc://self-connect",
+                                         ZLINK_EVENT_CONNECTED |
+                                             ZLINK_EVENT_CONNECT_RETRIED);
+    int port = free_port();
+    char ep[80];
+    snprintf(ep, sizeof ep, "tcp://127.0.0.1:%d;127.0.0.1:%d", port, port);
+    zt_connect(s, ep);
+    zt_send_str(s, "anyone?", ZLINK_DONTWAIT);
+    ck_assert(zl_test_wait_event(monitor, ZLINK_EVENT_CONNECT_RETRIED, 2,
+                                 ZT_TIMEOUT_MS));
+    zt_set_int(s, ZLINK_RCVTIMEO, 200);
+    char buf[16];
+    zt_expect_errno(zlink_recv(s, buf, sizeof buf, 0), EAGAIN);
+    zt_close(monitor);
+    zt_close(s);
+    zt_term(ctx);
+}
+END_TEST
+
 START_TEST(source_address_errors)
 {
     void *ctx = zt_ctx();
@@ -205,6 +233,7 @@ static Suite *endpoints_suite(void)
     tcase_add_test(tc, source_address_seen_by_peer);
     tcase_add_test(tc, source_address_traffic);
     tcase_add_test(tc, source_address_errors);
+    tcase_add_test(tc, connect_never_reaches_itself);
     tcase_add_test(tc, interface_name_bind);
     tcase_add_test(tc, unknown_interface);
     tcase_add_test(tc, empty_abstract_ipc);
