@@ -24,7 +24,14 @@
 #endif
 
 #include "atomics.h"
+#include "raw_socket.h"
 #include "socket_testutil.h"
+
+#if defined(_WIN32)
+typedef int raw_len;
+#else
+typedef socklen_t raw_len;
+#endif
 
 typedef struct poll_pair {
     void *ctx, *a, *b;
@@ -513,6 +520,50 @@ END_TEST
 
 /* ---- raw OS sockets ---- */
 
+/* A loopback TCP connection of raw sockets: *client connected, *server
+ * accepted. */
+static void raw_tcp_pair(raw_fd *client, raw_fd *server)
+{
+    raw_sockets_init();
+    raw_fd listener = socket(AF_INET, SOCK_STREAM, IPPROTO_TCP);
+    ck_assert(listener != RAW_INVALID);
+    struct sockaddr_in addr;
+    memset(&addr, 0, sizeof addr);
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ck_assert_int_eq(bind(listener, (struct sockaddr *)&addr, sizeof addr), 0);
+    ck_assert_int_eq(listen(listener, 1), 0);
+    raw_len len = sizeof addr;
+    ck_assert_int_eq(getsockname(listener, (struct sockaddr *)&addr, &len), 0);
+    *client = raw_connect(ntohs(addr.sin_port));
+    ck_assert(raw_readable(listener, ZT_TIMEOUT_MS));
+    *server = accept(listener, NULL, NULL);
+    ck_assert(*server != RAW_INVALID);
+    raw_close(listener);
+}
+
+/* On every platform: an invalid socket in the items is ignored, as poll()
+ * ignores a negative fd, and a peer's orderly close is readable, not an
+ * error (WSAPoll reports it as a hang-up). */
+START_TEST(poll_raw_tcp_close_and_invalid)
+{
+    raw_fd client, server;
+    raw_tcp_pair(&client, &server);
+    zlink_pollitem_t invalid = {NULL, (zlink_fd_t)RAW_INVALID, ZLINK_POLLIN, 0};
+    ck_assert_int_eq(zlink_poll(&invalid, 1, 0), 0);
+    ck_assert_int_eq(invalid.revents, 0);
+    zlink_pollitem_t items[2] = {
+        {NULL, (zlink_fd_t)RAW_INVALID, ZLINK_POLLIN, 0},
+        {NULL, (zlink_fd_t)client, ZLINK_POLLIN, 0}};
+    ck_assert_int_eq(zlink_poll(items, 2, 50), 0);
+    raw_close(server);
+    ck_assert_int_eq(zlink_poll(items, 2, ZT_TIMEOUT_MS), 1);
+    ck_assert_int_eq(items[0].revents, 0);
+    ck_assert_int_eq(items[1].revents, ZLINK_POLLIN);
+    raw_close(client);
+}
+END_TEST
+
 #ifndef _WIN32
 START_TEST(poll_raw_socket)
 {
@@ -786,6 +837,7 @@ static Suite *poll_suite(void)
     tcase_add_loop_test(sockets, poll_woken_by_other_thread, 0, 2);
     tcase_add_loop_test(sockets, poll_eterm, 0, 2);
     tcase_add_test(sockets, poll_errors);
+    tcase_add_test(sockets, poll_raw_tcp_close_and_invalid);
     suite_add_tcase(s, sockets);
 
 #ifndef _WIN32

@@ -51,6 +51,12 @@ START_TEST(timers_errors)
     assert_fails(zlink_timers_reset(t, 1), EINVAL);
     ck_assert_int_eq(zlink_timers_timeout(t), -1);
     ck_assert_int_eq(zlink_timers_execute(t), 0);
+    /* A wait past a 32-bit long (Windows') is clamped, never negative. */
+    int distant = zlink_timers_add(t, (size_t)3000000000u, count, NULL);
+    ck_assert_int_gt(distant, 0);
+    ck_assert_int_gt(zlink_timers_timeout(t), 0);
+    ck_assert_int_eq(zlink_timers_cancel(t, distant), 0);
+    ck_assert_int_eq(zlink_timers_execute(t), 0);
 
     record r = {0};
     int id = zlink_timers_add(t, 1000, count, &r);

@@ -2,6 +2,7 @@
  * zlink with libzmq 4.3's own values, types and struct layouts. */
 #include "testutil.h"
 
+#include <errno.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -302,6 +303,27 @@ START_TEST(test_types_match_libzmq)
 }
 END_TEST
 
+/* zmq_strerror names the socket errors on every platform: Windows' C
+ * runtime knows none of mingw's codes from 100 up ("Unknown error"). */
+START_TEST(test_strerror_names_socket_errors)
+{
+    static const struct {
+        int code;
+        const char *words;
+    } texts[] = {
+        {EADDRINUSE, "in use"},        {ECONNREFUSED, "refused"},
+        {ETIMEDOUT, "timed out"},      {ENOTSUP, "not supported"},
+        {EPROTONOSUPPORT, "Protocol"}, {EHOSTUNREACH, "unreachable"},
+        {ENOTSOCK, "non-socket"},      {ETERM, "terminated"},
+    };
+    for (size_t i = 0; i < sizeof texts / sizeof texts[0]; i++) {
+        const char *text = zmq_strerror(texts[i].code);
+        ck_assert_msg(text && strstr(text, texts[i].words), "%d: %s",
+                      texts[i].code, text ? text : "(null)");
+    }
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("zmq_compat");
@@ -310,6 +332,7 @@ static Suite *suite(void)
     tcase_add_test(tc, test_functions_map_to_zlink);
     tcase_add_test(tc, test_types_match_libzmq);
     tcase_add_test(tc, test_version_is_the_api_level);
+    tcase_add_test(tc, test_strerror_names_socket_errors);
     suite_add_tcase(s, tc);
     return s;
 }

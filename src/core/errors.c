@@ -10,6 +10,54 @@ int zlink_errno(void)
     return errno;
 }
 
+#if defined(_WIN32)
+/* The socket errors' texts, as glibc words them: the C runtime's strerror
+ * knows none of the codes from 100 up that mingw gives them. */
+static const char *socket_error_text(int errnum)
+{
+    switch (errnum) {
+    case EADDRINUSE:
+        return "Address already in use";
+    case EADDRNOTAVAIL:
+        return "Cannot assign requested address";
+    case EAFNOSUPPORT:
+        return "Address family not supported by protocol";
+    case ECONNABORTED:
+        return "Software caused connection abort";
+    case ECONNREFUSED:
+        return "Connection refused";
+    case ECONNRESET:
+        return "Connection reset by peer";
+    case EINPROGRESS:
+        return "Operation now in progress";
+    case EMSGSIZE:
+        return "Message too long";
+    case ENETDOWN:
+        return "Network is down";
+    case ENETUNREACH:
+        return "Network is unreachable";
+    case ENOBUFS:
+        return "No buffer space available";
+    case ENOTCONN:
+        return "Transport endpoint is not connected";
+    case ENOTSOCK:
+        return "Socket operation on non-socket";
+    case ENOTSUP:
+        return "Operation not supported";
+    case EPROTONOSUPPORT:
+        return "Protocol not supported";
+    case ETIMEDOUT:
+        return "Connection timed out";
+    case ECANCELED:
+        return "Operation canceled";
+    case EPROTO:
+        return "Protocol error";
+    default:
+        return NULL;
+    }
+}
+#endif
+
 const char *zlink_strerror(int errnum)
 {
     switch (errnum) {
@@ -24,8 +72,14 @@ const char *zlink_strerror(int errnum)
     case EHOSTUNREACH:
         return "Host unreachable";
     default:
-        return strerror(errnum);
+        break;
     }
+#if defined(_WIN32)
+    const char *text = socket_error_text(errnum);
+    if (text)
+        return text;
+#endif
+    return strerror(errnum);
 }
 
 void zlink_version(int *major, int *minor, int *patch)

@@ -2,6 +2,7 @@
  * (libzmq's zmq_timers_*), on the monotonic clock. A game loop holds a few
  * of them, so they live in a plain array, looked through on each call. */
 #include <errno.h>
+#include <limits.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <uv.h>
@@ -148,7 +149,11 @@ long zlink_timers_timeout(void *handle)
         if (t->list[i].due < first)
             first = t->list[i].due;
     uint64_t now = now_ms();
-    return first <= now ? 0 : (long)(first - now);
+    if (first <= now)
+        return 0;
+    /* long is 32 bits on Windows: a wait past 24 days would turn negative
+     * ("no timer") or wrap short. */
+    return first - now > (uint64_t)LONG_MAX ? LONG_MAX : (long)(first - now);
 }
 
 typedef struct due_timer {

@@ -55,6 +55,9 @@ struct zl_handle {
      * the next read starts with a zero-byte probe (see iocp_read.c). */
     bool drained;
     bool closing;
+    /* ConnectEx is pending: the connect waits on the network (libzmq's
+     * EINPROGRESS), where one that failed or ended inline does not. */
+    bool connect_waits;
     int pending; /* ops submitted and not yet completed to the owner */
     zl_op *read_op;
     zl_op *write_op;

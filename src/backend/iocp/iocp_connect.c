@@ -71,6 +71,7 @@ static int connect_step(zl_op *op, int status, size_t bytes)
 {
     (void)bytes;
     zl_handle *h = op->impl.owner;
+    h->connect_waits = false;
     if (status == 0 && !op->impl.cancelled) {
         /* Without this the socket has no peer as far as getpeername,
          * shutdown and later setsockopt calls are concerned. */
@@ -129,6 +130,7 @@ static void start_connect(zl_handle *h, zl_op *op, const zl_addr *addr,
         connect_unix_directly(h, op, addr);
         return;
     }
+    h->connect_waits = wsa_err == WSA_IO_PENDING && !is_unix;
     zl_iocp_after_submit(h->loop, op, ok, wsa_err, 0, h->skip_port_on_success);
 }
 

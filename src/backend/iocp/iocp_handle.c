@@ -175,11 +175,12 @@ zl_os_socket zl_handle_os_socket(const zl_handle *h)
     return h->socket;
 }
 
-/* ConnectEx always completes later; a local AF_UNIX connect never waits on
- * the network, whichever way it was made (iocp_connect.c). */
+/* Only a ConnectEx left pending waits on the network: one that failed
+ * inline (an unreachable network) or succeeded at once does not, nor a
+ * local AF_UNIX connect, whichever way it was made (iocp_connect.c). */
 bool zl_handle_connect_in_progress(const zl_handle *h)
 {
-    return h->family != AF_UNIX;
+    return h->connect_waits;
 }
 
 int64_t zl_handle_try_write(zl_handle *h, const zl_iovec *iov, int n)

@@ -23,14 +23,15 @@ static short to_wsapoll(short events)
 
 static short from_wsapoll(short revents)
 {
-    /* As libzmq's zmq_poll: a hang-up or error is ZL_OS_POLLERR, and a read
-     * then sees it. */
+    /* WSAPoll reports a peer's orderly close as POLLHUP, where POSIX poll
+     * and libzmq's select give only readability: a read then sees the end.
+     * Errors stay ZL_OS_POLLERR. */
     short out = 0;
     if (revents & (POLLRDNORM | POLLHUP))
         out |= ZL_OS_POLLIN;
     if (revents & POLLWRNORM)
         out |= ZL_OS_POLLOUT;
-    if (revents & ~(POLLRDNORM | POLLWRNORM))
+    if (revents & (POLLERR | POLLNVAL))
         out |= ZL_OS_POLLERR;
     return out;
 }
@@ -47,17 +48,31 @@ int zl_os_poll(zl_os_pollfd *fds, int n, int timeout_ms)
     WSAPOLLFD *pfds = n <= 16 ? stack_fds : malloc(n * sizeof *pfds);
     if (pfds == NULL)
         return -ENOMEM;
+    /* An invalid socket is ignored, as poll() ignores a negative fd (and as
+     * WSAPoll is documented to, though not every stack does). */
+    int valid = 0;
     for (int i = 0; i < n; i++) {
-        pfds[i].fd = fds[i].fd;
-        pfds[i].events = to_wsapoll(fds[i].events);
-        pfds[i].revents = 0;
+        fds[i].revents = 0;
+        if (fds[i].fd == INVALID_SOCKET)
+            continue;
+        pfds[valid].fd = fds[i].fd;
+        pfds[valid].events = to_wsapoll(fds[i].events);
+        pfds[valid].revents = 0;
+        valid++;
     }
-    int rc = WSAPoll(pfds, (ULONG)n, timeout_ms < 0 ? -1 : timeout_ms);
+    int rc;
+    if (valid == 0) {
+        Sleep(timeout_ms < 0 ? INFINITE : (DWORD)timeout_ms);
+        rc = 0;
+    } else {
+        rc = WSAPoll(pfds, (ULONG)valid, timeout_ms < 0 ? -1 : timeout_ms);
+    }
     if (rc < 0) {
         rc = zl_iocp_errno_from_wsa(WSAGetLastError());
     } else {
-        for (int i = 0; i < n; i++)
-            fds[i].revents = from_wsapoll(pfds[i].revents);
+        for (int i = 0, at = 0; i < n && at < valid; i++)
+            if (fds[i].fd != INVALID_SOCKET)
+                fds[i].revents = from_wsapoll(pfds[at++].revents);
     }
     if (pfds != stack_fds)
         free(pfds);
