@@ -260,6 +260,10 @@ ZLINK_EXPORT const char *zlink_msg_gets(const zlink_msg_t *msg,
 #define ZLINK_IMMEDIATE 39
 #define ZLINK_XPUB_VERBOSE 40
 #define ZLINK_IPV6 42
+/* int, read-only: the ZMTP security mechanism, always ZLINK_NULL (zlink
+ * secures connections with TLS, under ZMTP). */
+#define ZLINK_MECHANISM 43
+#define ZLINK_NULL 0
 /* REQ, int, default 0: each request starts with a request id frame, and
  * only the reply that carries it back is taken. */
 #define ZLINK_REQ_CORRELATE 52
@@ -275,6 +279,9 @@ ZLINK_EXPORT const char *zlink_msg_gets(const zlink_msg_t *msg,
 #define ZLINK_HEARTBEAT_TTL 76
 #define ZLINK_HEARTBEAT_TIMEOUT 77
 #define ZLINK_XPUB_VERBOSER 78
+/* int, read-only: whether the socket may be used from several threads at
+ * once; 0, as for every libzmq socket type zlink has. */
+#define ZLINK_THREAD_SAFE 81
 /* libzmq's, with its values. PROBE_ROUTER (int, write-only, DEALER, ROUTER,
  * REQ): an empty message goes to each new peer first. CONFLATE (int,
  * DEALER, PULL, PUSH, PUB, SUB): keep only the newest single-part message

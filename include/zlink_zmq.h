@@ -207,6 +207,9 @@
 #define ZMQ_CONNECT_TIMEOUT ZLINK_CONNECT_TIMEOUT
 #define ZMQ_TCP_MAXRT ZLINK_TCP_MAXRT
 #define ZMQ_BINDTODEVICE ZLINK_BINDTODEVICE
+#define ZMQ_MECHANISM ZLINK_MECHANISM
+#define ZMQ_NULL ZLINK_NULL
+#define ZMQ_THREAD_SAFE ZLINK_THREAD_SAFE
 /* libzmq's draft wss options, mapped onto the TLS options that serve
  * tls:// and wss:// alike. One difference: without ZMQ_WSS_HOSTNAME,
  * zlink checks the server's certificate against the endpoint's host,
@@ -219,6 +222,9 @@
 /* libzmq's older names for the same options. */
 #define ZMQ_IDENTITY ZLINK_ROUTING_ID
 #define ZMQ_DELAY_ATTACH_ON_CONNECT ZLINK_IMMEDIATE
+#define ZMQ_CONNECT_RID ZLINK_CONNECT_ROUTING_ID
+#define ZMQ_FAIL_UNROUTABLE ZLINK_ROUTER_MANDATORY
+#define ZMQ_ROUTER_BEHAVIOR ZLINK_ROUTER_MANDATORY
 
 /* Send/recv flags. */
 #define ZMQ_DONTWAIT ZLINK_DONTWAIT

@@ -274,12 +274,17 @@ START_TEST(unknown_and_read_only)
     zt_expect_errno(zlink_setsockopt(s, 9999, &v, sizeof v), EINVAL);
     zt_expect_errno(zlink_getsockopt(s, 9999, &v, &len), EINVAL);
     zt_expect_errno(zlink_setsockopt(s, -1, &v, sizeof v), EINVAL);
-    static const int read_only[] = {ZLINK_TYPE, ZLINK_RCVMORE, ZLINK_EVENTS,
-                                    ZLINK_FD, ZLINK_LAST_ENDPOINT};
+    static const int read_only[] = {
+        ZLINK_TYPE,          ZLINK_RCVMORE,   ZLINK_EVENTS,     ZLINK_FD,
+        ZLINK_LAST_ENDPOINT, ZLINK_MECHANISM, ZLINK_THREAD_SAFE};
     for (size_t i = 0; i < sizeof read_only / sizeof read_only[0]; i++)
         zt_expect_errno(zlink_setsockopt(s, read_only[i], &v, sizeof v),
                         EINVAL);
     ck_assert_int_eq(zt_get_int(s, ZLINK_TYPE), types[_i]);
+    /* As libzmq's: the NULL mechanism (zlink's TLS is under ZMTP), and no
+     * socket type zlink has is thread-safe. */
+    ck_assert_int_eq(zt_get_int(s, ZLINK_MECHANISM), ZLINK_NULL);
+    ck_assert_int_eq(zt_get_int(s, ZLINK_THREAD_SAFE), 0);
     /* Subscriptions belong to SUB and XSUB. */
     zt_expect_errno(zlink_setsockopt(s, ZLINK_SUBSCRIBE, "a", 1), EINVAL);
     zt_expect_errno(zlink_setsockopt(s, ZLINK_UNSUBSCRIBE, "a", 1), EINVAL);

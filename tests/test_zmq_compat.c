@@ -53,6 +53,12 @@
     X(ZMQ_XREP, 6)                                                             \
     X(ZMQ_IDENTITY, 5)                                                         \
     X(ZMQ_DELAY_ATTACH_ON_CONNECT, 39)                                         \
+    X(ZMQ_CONNECT_RID, 61)                                                     \
+    X(ZMQ_FAIL_UNROUTABLE, 33)                                                 \
+    X(ZMQ_ROUTER_BEHAVIOR, 33)                                                 \
+    X(ZMQ_MECHANISM, 43)                                                       \
+    X(ZMQ_NULL, 0)                                                             \
+    X(ZMQ_THREAD_SAFE, 81)                                                     \
     X(ZMQ_NOBLOCK, 1)                                                          \
     X(ZMQ_STREAMER, 1)                                                         \
     X(ZMQ_FORWARDER, 2)                                                        \

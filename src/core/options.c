@@ -321,6 +321,10 @@ int zl_options_get(const zl_options *o, int option, void *val, size_t *len)
     switch (option) {
     case ZLINK_TYPE:
         return zl_option_put_int(val, len, o->type);
+    case ZLINK_MECHANISM:
+        return zl_option_put_int(val, len, ZLINK_NULL);
+    case ZLINK_THREAD_SAFE:
+        return zl_option_put_int(val, len, 0);
     case ZLINK_SNDHWM:
         return zl_option_put_int(val, len, o->sndhwm);
     case ZLINK_RCVHWM:
