@@ -1,6 +1,7 @@
 /* iocp_connect.c — zl_handle_connect on IOCP: ConnectEx on a socket bound to
  * a wildcard address first, as ConnectEx requires. */
 #include "iocp.h"
+#include "self_connect.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -41,32 +42,6 @@ static int bind_wildcard(SOCKET s, int family)
     return 0;
 }
 
-/* Whether a TCP connect reached the socket itself: a connect to a local
- * port nobody listens on can be answered by the socket when that port was
- * picked as its source (TCP's simultaneous open, as under Wine). */
-static bool connected_to_itself(SOCKET s)
-{
-    SOCKADDR_STORAGE local, peer;
-    int local_len = sizeof local, peer_len = sizeof peer;
-    if (getsockname(s, (struct sockaddr *)&local, &local_len) != 0 ||
-        getpeername(s, (struct sockaddr *)&peer, &peer_len) != 0 ||
-        local.ss_family != peer.ss_family)
-        return false;
-    if (local.ss_family == AF_INET) {
-        const struct sockaddr_in *l = (const struct sockaddr_in *)&local;
-        const struct sockaddr_in *p = (const struct sockaddr_in *)&peer;
-        return l->sin_port == p->sin_port &&
-               l->sin_addr.s_addr == p->sin_addr.s_addr;
-    }
-    if (local.ss_family == AF_INET6) {
-        const struct sockaddr_in6 *l = (const struct sockaddr_in6 *)&local;
-        const struct sockaddr_in6 *p = (const struct sockaddr_in6 *)&peer;
-        return l->sin6_port == p->sin6_port &&
-               memcmp(&l->sin6_addr, &p->sin6_addr, sizeof l->sin6_addr) == 0;
-    }
-    return false;
-}
-
 static int connect_step(zl_op *op, int status, size_t bytes)
 {
     (void)bytes;
@@ -78,7 +53,7 @@ static int connect_step(zl_op *op, int status, size_t bytes)
         if (setsockopt(h->socket, SOL_SOCKET, SO_UPDATE_CONNECT_CONTEXT, NULL,
                        0) != 0)
             status = zl_iocp_errno_from_wsa(WSAGetLastError());
-        else if (connected_to_itself(h->socket))
+        else if (zl_socket_connected_to_itself(h->socket))
             status = -ECONNREFUSED; /* in effect: the connect retries */
     }
     return zl_iocp_handle_complete(h, op, status, 0);

@@ -6,39 +6,11 @@
 #include "readiness.h"
 
 #include <errno.h>
-#include <netinet/in.h>
-#include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "self_connect.h"
 #include "tcp_opts.h"
-
-/* Whether a TCP connect reached the socket itself. A connect to a local
- * port nobody listens on succeeds when the kernel picks that very port as
- * the source (TCP's simultaneous open), and the socket would then talk to
- * itself: a PUSH would fail its own handshake and drop what it holds. */
-static bool connected_to_itself(int fd)
-{
-    struct sockaddr_storage local, peer;
-    socklen_t local_len = sizeof local, peer_len = sizeof peer;
-    if (getsockname(fd, (struct sockaddr *)&local, &local_len) != 0 ||
-        getpeername(fd, (struct sockaddr *)&peer, &peer_len) != 0 ||
-        local.ss_family != peer.ss_family)
-        return false;
-    if (local.ss_family == AF_INET) {
-        const struct sockaddr_in *l = (const struct sockaddr_in *)&local;
-        const struct sockaddr_in *p = (const struct sockaddr_in *)&peer;
-        return l->sin_port == p->sin_port &&
-               l->sin_addr.s_addr == p->sin_addr.s_addr;
-    }
-    if (local.ss_family == AF_INET6) {
-        const struct sockaddr_in6 *l = (const struct sockaddr_in6 *)&local;
-        const struct sockaddr_in6 *p = (const struct sockaddr_in6 *)&peer;
-        return l->sin6_port == p->sin6_port &&
-               memcmp(&l->sin6_addr, &p->sin6_addr, sizeof l->sin6_addr) == 0;
-    }
-    return false;
-}
 
 zl_handle *zl_handle_connect_ex(zl_loop *loop, const zl_addr *addr,
                                 const zl_addr *src, const zl_tcp_opts *opts,
@@ -87,8 +59,8 @@ zl_handle *zl_handle_connect_ex(zl_loop *loop, const zl_addr *addr,
             return h;
         }
     } else if (status == 0) {
-        status = connected_to_itself(fd) ? -ECONNREFUSED
-                                         : zl_poller_register(&h->io);
+        status = zl_socket_connected_to_itself(fd) ? -ECONNREFUSED
+                                                   : zl_poller_register(&h->io);
     }
     /* Connected at once (AF_UNIX usually) or failed: either way the owner
      * hears of it from run_once, not from this call. */
@@ -106,7 +78,7 @@ void zl_posix_connect_done(zl_handle *h, int error_hint)
     if (error == 0)
         error = error_hint;
     /* Refused, as it is in effect: the connect retries. */
-    if (error == 0 && connected_to_itself(h->io.fd))
+    if (error == 0 && zl_socket_connected_to_itself(h->io.fd))
         error = ECONNREFUSED;
     h->write_op = NULL;
     h->connecting = false;
