@@ -805,24 +805,6 @@ START_TEST(endpoint_paths)
 }
 END_TEST
 
-/* Waits for the monitor event id, whatever its value. */
-static bool wait_monitor_event(void *mon, int id)
-{
-    uint64_t deadline = zl_test_now_ms() + ZT_TIMEOUT_MS;
-    while (zl_test_now_ms() < deadline) {
-        uint8_t frame[6];
-        char endpoint[256];
-        if (zlink_recv(mon, frame, sizeof frame, 0) != 6)
-            continue;
-        ck_assert_int_ge(zt_recv_buf(mon, endpoint, sizeof endpoint, 0), 0);
-        uint16_t got;
-        memcpy(&got, frame, 2);
-        if (got == id)
-            return true;
-    }
-    return false;
-}
-
 /* A connect made before its path is bound, on a port another path already
  * serves: the 404 is retried, as a refused connect is, and the message
  * goes once the bind is made. */
@@ -845,8 +827,9 @@ START_TEST(connect_before_bind_on_a_shared_port)
     zt_connect(client, ep2);
     expect_monitor_event(mon, ZLINK_EVENT_HANDSHAKE_FAILED_PROTOCOL,
                          ZLINK_PROTOCOL_ERROR_WS_UNSPECIFIED);
-    ck_assert_msg(wait_monitor_event(mon, ZLINK_EVENT_CONNECT_RETRIED),
-                  "no retry after the 404");
+    ck_assert_msg(
+        zl_test_wait_event(mon, ZLINK_EVENT_CONNECT_RETRIED, 1, ZT_TIMEOUT_MS),
+        "no retry after the 404");
     void *later = zt_socket(ctx, ZLINK_PAIR);
     zt_bind(later, ep2);
     zt_send_str(client, "made it", 0);
