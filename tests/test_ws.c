@@ -859,6 +859,23 @@ START_TEST(max_msg_size)
     raw_send(fd, frame, n);
     ck_assert(raw_closed_by_peer(fd, ZT_TIMEOUT_MS));
     raw_close(fd);
+
+    /* A good message in the same segment as the oversized frame after it
+     * is delivered before the close, as over tcp. */
+    fd = raw_upgrade(port_of(ep), "/m", "ZWS2.0");
+    uint8_t segment[400];
+    size_t at = ws_frame(segment, true, 2, body, 1, 1, true); /* its id */
+    uint8_t good[51] = {0};
+    memcpy(good + 1, "fifty", 5);
+    at += ws_frame(segment + at, true, 2, good, sizeof good, sizeof good, true);
+    at += ws_frame(segment + at, true, 2, body, 150, 150, true);
+    ck_assert_uint_le(at, sizeof segment);
+    raw_send(fd, segment, at);
+    char got[64];
+    ck_assert_int_eq(zlink_recv(server, got, sizeof got, 0), 50);
+    ck_assert_mem_eq(got, "fifty", 5);
+    ck_assert(raw_closed_by_peer(fd, ZT_TIMEOUT_MS));
+    raw_close(fd);
     zt_close(server);
     zt_term(ctx);
 }

@@ -232,13 +232,16 @@ static void serve_read(ws_stream *f, bool from_loop)
         if (f->closing)
             return;
     }
-    if (f->dec.protocol_error) {
-        zl_ws_complete(f, &f->read_op, -EPROTO, 0, from_loop);
-        return;
-    }
+    /* What came before a bad frame (an oversized one, say) is the peer's
+     * good messages: the engine takes them first, and the next read fails,
+     * as over tcp. */
     if (f->read.done > 0 ||
         (f->read.total == 0 && zl_ws_decoder_owed(&f->dec))) {
         zl_ws_complete(f, &f->read_op, 0, f->read.done, from_loop);
+        return;
+    }
+    if (f->dec.protocol_error) {
+        zl_ws_complete(f, &f->read_op, -EPROTO, 0, from_loop);
         return;
     }
     if (f->dec.close_received) {
