@@ -10,9 +10,8 @@ int zlink_errno(void)
     return errno;
 }
 
-#if defined(_WIN32)
-/* The socket errors' texts, as glibc words them: the C runtime's strerror
- * knows none of the codes from 100 up that mingw gives them. */
+/* The socket errors, worded as glibc does on every platform: Windows' C
+ * runtime knows none of the codes from 100 up that mingw gives them. */
 static const char *socket_error_text(int errnum)
 {
     switch (errnum) {
@@ -56,7 +55,6 @@ static const char *socket_error_text(int errnum)
         return NULL;
     }
 }
-#endif
 
 const char *zlink_strerror(int errnum)
 {
@@ -74,12 +72,8 @@ const char *zlink_strerror(int errnum)
     default:
         break;
     }
-#if defined(_WIN32)
     const char *text = socket_error_text(errnum);
-    if (text)
-        return text;
-#endif
-    return strerror(errnum);
+    return text ? text : strerror(errnum);
 }
 
 void zlink_version(int *major, int *minor, int *patch)
