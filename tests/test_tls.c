@@ -382,6 +382,28 @@ START_TEST(unbind_and_disconnect)
 }
 END_TEST
 
+/* As for tcp: another spelling of the host names a tls bind or connect. */
+START_TEST(unbind_and_disconnect_by_another_spelling)
+{
+    void *ctx = zlink_ctx_new();
+    void *s = tls_socket(ctx, ZLINK_DEALER);
+    tls_server_identity(s, "server-chain.pem", "server.key");
+    tls_client_trust(s, "root.pem");
+    char ep[128], other[160];
+    tls_bind(s, ep, sizeof ep);
+    snprintf(other, sizeof other, "tls://localhost:%s", strrchr(ep, ':') + 1);
+    ck_assert_int_eq(zlink_unbind(s, other), 0);
+    ck_assert_int_eq(zlink_unbind(s, ep), -1);
+    ck_assert_int_eq(zlink_errno(), ENOENT);
+    ck_assert_int_eq(zlink_connect(s, "tls://127.0.0.1:1"), 0);
+    ck_assert_int_eq(zlink_disconnect(s, "tls://localhost:1"), 0);
+    ck_assert_int_eq(zlink_disconnect(s, "tls://127.0.0.1:1"), -1);
+    ck_assert_int_eq(zlink_errno(), ENOENT);
+    zlink_close(s);
+    zlink_ctx_term(ctx);
+}
+END_TEST
+
 /* ---- certificate failures ---- */
 
 typedef struct failure_case {
@@ -1185,6 +1207,7 @@ static Suite *tls_suite(void)
     tcase_add_test(transport, pem_in_memory);
     tcase_add_test(transport, client_certificate_and_encrypted_key);
     tcase_add_test(transport, unbind_and_disconnect);
+    tcase_add_test(transport, unbind_and_disconnect_by_another_spelling);
     tcase_add_test(transport, own_records_carry_every_size);
     tcase_add_test(transport, own_records_on_two_io_threads);
     suite_add_tcase(s, transport);

@@ -1084,14 +1084,26 @@ static bool end_matching(zl_socket *s, const char *endpoint, bool bound)
 
 /* A tcp "host:port" resolved to the "tcp://address:port" form that a bind
  * records, then matched; for_bind also reads "*" and interface names. */
-static bool end_resolved(zl_socket *s, const char *hostport, bool for_bind,
-                         bool bound)
+static bool end_resolved(zl_socket *s, zl_transport transport,
+                         const char *hostport, bool for_bind, bool bound)
 {
     zl_addr addr;
     char resolved[sizeof s->last_endpoint];
-    return zl_tcp_resolve(hostport, for_bind, s->options.ipv6, &addr) == 0 &&
-           zl_addr_format(&addr, resolved, sizeof resolved) == 0 &&
-           end_matching(s, resolved, bound);
+    if (zl_tcp_resolve(hostport, for_bind, s->options.ipv6, &addr) != 0 ||
+        zl_addr_format(&addr, resolved, sizeof resolved) != 0)
+        return false;
+    /* zl_addr_format names tcp; a tls endpoint is the same address under
+     * its own scheme. */
+    if (transport == ZL_TRANSPORT_TLS) {
+        static const char tcp[] = "tcp://";
+        char named[sizeof s->last_endpoint];
+        if (strncmp(resolved, tcp, sizeof tcp - 1) != 0 ||
+            snprintf(named, sizeof named, "tls://%s",
+                     resolved + sizeof tcp - 1) >= (int)sizeof named)
+            return false;
+        return end_matching(s, named, bound);
+    }
+    return end_matching(s, resolved, bound);
 }
 
 static int end_endpoint(zl_socket *s, const char *endpoint, bool bound)
@@ -1109,11 +1121,11 @@ static int end_endpoint(zl_socket *s, const char *endpoint, bool bound)
     zl_socket_process_commands(s, 0);
     /* As libzmq: another spelling of a tcp address ("localhost" for
      * "127.0.0.1") names it once resolved, first as a peer's address, then
-     * as a bind's. */
+     * as a bind's; and so for tls, which has tcp's addresses. */
     if (!end_matching(s, endpoint, bound) &&
-        !(transport == ZL_TRANSPORT_TCP &&
-          (end_resolved(s, rest, false, bound) ||
-           end_resolved(s, rest, true, bound)))) {
+        !(zl_transport_is_tcp(transport) &&
+          (end_resolved(s, transport, rest, false, bound) ||
+           end_resolved(s, transport, rest, true, bound)))) {
         errno = ENOENT;
         return -1;
     }
