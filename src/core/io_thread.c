@@ -27,6 +27,7 @@ static void dispatch(zl_io_thread *t, const zl_cmd *cmd)
     case ZL_CMD_ACTIVATE_READ:
     case ZL_CMD_ACTIVATE_WRITE:
     case ZL_CMD_PIPE_TERM:
+    case ZL_CMD_PEER_HWM:
         if (zl_pipe_cmd_live(cmd->pipe))
             obj->ops->pipe_command(obj, cmd);
         break;

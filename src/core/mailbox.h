@@ -23,7 +23,8 @@ typedef enum zl_cmd_type {
     ZL_CMD_STOP,           /* stop an I/O thread */
     ZL_CMD_CALL,           /* run fn(target, arg) on the receiving thread */
     ZL_CMD_HICCUP,         /* the connection behind a pipe is being re-made */
-    ZL_CMD_RECV_PORT_OPEN  /* a receive may watch the connection now */
+    ZL_CMD_RECV_PORT_OPEN, /* a receive may watch the connection now */
+    ZL_CMD_PEER_HWM        /* the peer end's owner takes arg messages now */
 } zl_cmd_type;
 
 typedef struct zl_cmd {

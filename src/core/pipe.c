@@ -241,6 +241,8 @@ static void end_init(zl_pipe *p, struct zl_pipe_shared *shared, zl_pipe *peer,
     p->peer = peer;
     p->in = in;
     p->out = out;
+    p->told_recv_hwm = ZL_PIPE_HWM_UNKNOWN;
+    p->peer_recv_hwm = ZL_PIPE_HWM_UNKNOWN;
 }
 
 int zl_pipe_pair(zl_pipe **a, zl_pipe **b, int a_to_b_hwm, int b_to_a_hwm)
@@ -521,6 +523,27 @@ static void stop_pacing(struct zl_msg_queue *q)
     q->pace_limit = 0;
     q->pace_part_bytes = 0;
     q->check_limit = hwm_limit(q);
+}
+
+bool zl_pipe_set_send_hwm(zl_pipe *p, int hwm)
+{
+    struct zl_msg_queue *q = p->out;
+    if (hwm < 0 || q->hwm == (uint64_t)hwm)
+        return false;
+    bool rose = hwm == 0 || (q->hwm != 0 && (uint64_t)hwm > q->hwm);
+    q->hwm = (uint64_t)hwm;
+    q->lwm = (q->hwm + 1) / 2;
+    /* The pace limit was worked out against the old HWM: the next large
+     * part works it out again. */
+    stop_pacing(q);
+    return rose;
+}
+
+void zl_pipe_tell_recv_hwm(zl_pipe *p, int hwm)
+{
+    p->told_recv_hwm = hwm;
+    if (!p->terminated)
+        send_cmd_arg(p->peer, ZL_CMD_PEER_HWM, hwm);
 }
 
 /* The queue holds pace_limit messages or more, under the HWM. */

@@ -65,6 +65,12 @@ struct zl_pipe {
     bool peer_is_session;
     /* That session sent PROBE_ROUTER's empty message itself. */
     bool probe_sent;
+    /* The RCVHWM our owner last gave the peer's owner (ZL_CMD_PEER_HWM),
+     * or ZL_PIPE_HWM_UNKNOWN. */
+    int told_recv_hwm;
+    /* Between two sockets (inproc): the peer's RCVHWM, which adds to our
+     * SNDHWM as in libzmq, or ZL_PIPE_HWM_UNKNOWN until its owner says. */
+    int peer_recv_hwm;
 
     /* Private to pipe.c. */
     struct zl_pipe_shared *shared;
@@ -96,6 +102,24 @@ static inline const uint8_t *zl_pipe_routing_id(const zl_pipe *p, size_t *len)
     *len = p->routing_id ? p->routing_id->len : 0;
     return p->routing_id ? p->routing_id->data : NULL;
 }
+
+/* High-water marks that change after the pipe was made (ZLINK_SNDHWM and
+ * ZLINK_RCVHWM set on a connected socket, as libzmq 4.3 applies them). */
+#define ZL_PIPE_HWM_UNKNOWN (-1)
+/* libzmq's rule between two sockets (inproc): the limits of the writer's
+ * SNDHWM and the reader's RCVHWM add up, unless either is unlimited. */
+static inline int zl_pipe_combined_hwm(int send, int receive)
+{
+    return (send != 0 && receive != 0) ? send + receive : 0;
+}
+/* Limits the queue this end writes to hwm messages (0: none) from now on;
+ * what it already holds stays. True when the limit rose: a writer the old
+ * one stopped may go on. */
+bool zl_pipe_set_send_hwm(zl_pipe *p, int hwm);
+/* Tells the peer end's owner that ours now takes hwm messages
+ * (ZL_CMD_PEER_HWM, with hwm as its arg), and records it in
+ * told_recv_hwm. */
+void zl_pipe_tell_recv_hwm(zl_pipe *p, int hwm);
 
 /* Writing. */
 /* p is written by an I/O thread (pipe.c says why it matters). Call it

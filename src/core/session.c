@@ -72,6 +72,8 @@ static int create_pipe(zl_session *s, zl_pipe **socket_end)
     zl_pipe_set_owner(ours, &s->base.thread->mailbox, s);
     zl_pipe_set_burst_writer(ours);
     (*socket_end)->peer_is_session = true;
+    /* The socket tells us a newer RCVHWM as it attaches the pipe. */
+    (*socket_end)->told_recv_hwm = s->options.rcvhwm;
     s->pipe = ours;
     return 0;
 }
@@ -631,6 +633,15 @@ static void session_pipe_command(zl_io_object *obj, const zl_cmd *cmd)
         /* The socket let go of the pipe (close, or PAIR refusing a second
          * peer). Deliver what it queued, then end. */
         begin_termination(s); /* may free s */
+        break;
+    case ZL_CMD_PEER_HWM:
+        /* The socket's RCVHWM changed: it bounds what we queue for it, on
+         * this pipe and on any we make after a reconnect. */
+        s->options.rcvhwm = (int)cmd->arg;
+        zl_pipe_set_send_hwm(s->pipe, s->options.rcvhwm);
+        flush_conflated(s);
+        if (s->engine)
+            zl_engine_restart_input(s->engine);
         break;
     default:
         break;

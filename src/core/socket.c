@@ -162,6 +162,7 @@ void zl_socket_attach_pipe(zl_socket *s, zl_pipe *p, bool locally_initiated)
     }
     p->owner_index = s->pipe_count;
     s->pipes[s->pipe_count++] = p;
+    zl_socket_hwms_for_new_pipe(s, p);
     probe_router(s, p);
     s->ops->attach_pipe(s, p, locally_initiated);
 }
@@ -220,6 +221,10 @@ void zl_socket_handle_command(zl_socket *s, const zl_cmd *cmd)
         break;
     case ZL_CMD_RECV_PORT_OPEN:
         break; /* the wake was the point: the receive looks at the port */
+    case ZL_CMD_PEER_HWM:
+        if (zl_pipe_cmd_live(p) && is_attached(s, p))
+            zl_socket_peer_hwm_changed(s, p, (int)cmd->arg);
+        break;
     case ZL_CMD_HICCUP:
         if (zl_pipe_cmd_live(p) && is_attached(s, p) && s->ops->hiccuped)
             s->ops->hiccuped(s, p);
@@ -786,6 +791,8 @@ int zlink_setsockopt(void *handle, int option, const void *val, size_t len)
     int rc = zl_options_set(&s->options, option, val, len);
     if (rc != 0 && errno == ENOTSUP)
         errno = EINVAL; /* libzmq's answer for an unknown option */
+    if (rc == 0 && (option == ZLINK_SNDHWM || option == ZLINK_RCVHWM))
+        zl_socket_hwms_changed(s);
     return rc;
 }
 

@@ -98,6 +98,15 @@ void zl_socket_pipe_done(zl_socket *s, zl_pipe *p);
 
 /* Attaches a pipe whose owner is this socket (inproc, sessions). */
 void zl_socket_attach_pipe(zl_socket *s, zl_pipe *p, bool locally_initiated);
+/* socket_hwm.c: ZLINK_SNDHWM or ZLINK_RCVHWM changed; applies them to every
+ * pipe. */
+void zl_socket_hwms_changed(zl_socket *s);
+/* Brings a pipe made with older values up to the socket's, before the
+ * pattern sees it. */
+void zl_socket_hwms_for_new_pipe(zl_socket *s, zl_pipe *p);
+/* ZL_CMD_PEER_HWM: the other socket of an inproc pipe changed its
+ * RCVHWM, which adds to our SNDHWM on that pipe. */
+void zl_socket_peer_hwm_changed(zl_socket *s, zl_pipe *p, int peer_recv_hwm);
 
 /* Processes queued commands; if wait_ms != 0 and none are queued, first
  * waits up to wait_ms (-1: forever) for one. Returns 0, or -1 with ETERM when

@@ -78,13 +78,6 @@ static void remove_entry(zl_inproc_registry *r, zl_inproc_entry *e)
     *e = r->entries[--r->count];
 }
 
-/* libzmq's rule: the two queues' limits add up, unless either is
- * unlimited. */
-static int combined_hwm(int send, int receive)
-{
-    return (send != 0 && receive != 0) ? send + receive : 0;
-}
-
 int zl_inproc_bind(zl_socket *s, const char *name)
 {
     zl_inproc_registry *r = registry_of(s);
@@ -142,8 +135,8 @@ int zl_inproc_connect(zl_socket *s, const char *name, zl_pipe **ours)
     }
     int out_hwm = s->options.sndhwm, in_hwm = s->options.rcvhwm;
     if (e->bound) {
-        out_hwm = combined_hwm(s->options.sndhwm, e->rcvhwm);
-        in_hwm = combined_hwm(e->sndhwm, s->options.rcvhwm);
+        out_hwm = zl_pipe_combined_hwm(s->options.sndhwm, e->rcvhwm);
+        in_hwm = zl_pipe_combined_hwm(e->sndhwm, s->options.rcvhwm);
     }
     /* CONFLATE on the connecting socket, as libzmq. Outbound, one message
      * deep (with no session to hold the newest, a full pipe keeps the
@@ -158,6 +151,15 @@ int zl_inproc_connect(zl_socket *s, const char *name, zl_pipe **ours)
         return -1;
     }
     zl_pipe_set_owner(*ours, &s->mailbox, s);
+    /* What each end knows of the other's RCVHWM. A binder that comes later
+     * tells ours as it attaches theirs (zl_socket_hwms_for_new_pipe), and
+     * so does one whose HWMs changed since its bind. */
+    (*ours)->told_recv_hwm = s->options.rcvhwm;
+    theirs->peer_recv_hwm = s->options.rcvhwm;
+    if (e->bound) {
+        (*ours)->peer_recv_hwm = e->rcvhwm;
+        theirs->told_recv_hwm = e->rcvhwm;
+    }
     /* Each end carries the routing id its owner knows the peer by. */
     const zl_blob *their_id = s->options.routing_id;
     const zl_blob *our_id = s->options.connect_routing_id
