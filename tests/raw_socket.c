@@ -38,12 +38,43 @@ void raw_shutdown_send(raw_fd fd)
 #endif
 }
 
+raw_fd raw_listen(int backlog, int *port)
+{
+    raw_fd fd = socket(AF_INET, SOCK_STREAM, IPPROTO_TCP);
+    ck_assert(fd != RAW_INVALID);
+    struct sockaddr_in addr;
+    memset(&addr, 0, sizeof addr);
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ck_assert_int_eq(bind(fd, (struct sockaddr *)&addr, sizeof addr), 0);
+    ck_assert_int_eq(listen(fd, backlog), 0);
+    raw_len len = sizeof addr;
+    ck_assert_int_eq(getsockname(fd, (struct sockaddr *)&addr, &len), 0);
+    *port = ntohs(addr.sin_port);
+    return fd;
+}
+
+static void set_nodelay(raw_fd fd)
+{
+    int one = 1;
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, (const char *)&one, sizeof one);
+}
+
+raw_fd raw_accept(raw_fd listener, int timeout_ms)
+{
+    if (!raw_readable(listener, timeout_ms))
+        return RAW_INVALID;
+    raw_fd fd = accept(listener, NULL, NULL);
+    ck_assert(fd != RAW_INVALID);
+    set_nodelay(fd);
+    return fd;
+}
+
 raw_fd raw_connect(int port)
 {
     raw_fd fd = socket(AF_INET, SOCK_STREAM, IPPROTO_TCP);
     ck_assert(fd != RAW_INVALID);
-    int one = 1;
-    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, (const char *)&one, sizeof one);
+    set_nodelay(fd);
     struct sockaddr_in addr;
     memset(&addr, 0, sizeof addr);
     addr.sin_family = AF_INET;

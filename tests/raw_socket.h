@@ -1,5 +1,5 @@
-/* raw_socket.h — raw TCP client sockets (BSD or winsock) for the suites playing
- * a ZMTP peer. */
+/* raw_socket.h — raw TCP sockets (BSD or winsock) for the suites playing a
+ * ZMTP peer, client or server. */
 #ifndef ZL_RAW_SOCKET_H
 #define ZL_RAW_SOCKET_H
 
@@ -10,6 +10,7 @@
 #include <winsock2.h>
 #include <ws2tcpip.h>
 typedef SOCKET raw_fd;
+typedef int raw_len;
 #define RAW_INVALID INVALID_SOCKET
 #else
 #include <arpa/inet.h>
@@ -19,6 +20,7 @@ typedef SOCKET raw_fd;
 #include <sys/socket.h>
 #include <unistd.h>
 typedef int raw_fd;
+typedef socklen_t raw_len;
 #define RAW_INVALID (-1)
 #endif
 
@@ -29,6 +31,12 @@ void raw_sockets_init(void);
 void raw_close(raw_fd fd);
 /* Ends what we send (the peer reads EOF); we can still read. */
 void raw_shutdown_send(raw_fd fd);
+/* A listener on an ephemeral 127.0.0.1 port (asserted); its port in
+ * *port. */
+raw_fd raw_listen(int backlog, int *port);
+/* The next TCP_NODELAY connection the listener takes, or RAW_INVALID when
+ * none comes within the timeout. */
+raw_fd raw_accept(raw_fd listener, int timeout_ms);
 /* A TCP_NODELAY connection to 127.0.0.1:port (asserted). */
 raw_fd raw_connect(int port);
 /* Sends all of data (asserted). */

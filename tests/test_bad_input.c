@@ -1612,33 +1612,6 @@ END_TEST
 
 /* ---- hostile servers: a zlink DEALER connects to a raw listener ---- */
 
-static raw_fd raw_listen(int *port)
-{
-    raw_fd fd = socket(AF_INET, SOCK_STREAM, IPPROTO_TCP);
-    ck_assert(fd != RAW_INVALID);
-    struct sockaddr_in addr;
-    memset(&addr, 0, sizeof addr);
-    addr.sin_family = AF_INET;
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    ck_assert_int_eq(bind(fd, (struct sockaddr *)&addr, sizeof addr), 0);
-    ck_assert_int_eq(listen(fd, 8), 0);
-    socklen_t len = sizeof addr;
-    ck_assert_int_eq(getsockname(fd, (struct sockaddr *)&addr, &len), 0);
-    *port = ntohs(addr.sin_port);
-    return fd;
-}
-
-static raw_fd raw_accept(raw_fd listener, int timeout_ms)
-{
-    if (!raw_readable(listener, timeout_ms))
-        return RAW_INVALID;
-    raw_fd fd = accept(listener, NULL, NULL);
-    ck_assert(fd != RAW_INVALID);
-    int one = 1;
-    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, (const char *)&one, sizeof one);
-    return fd;
-}
-
 typedef struct client {
     void *ctx, *dealer, *monitor;
     raw_fd listener;
@@ -1651,7 +1624,7 @@ static void client_setup(client *c)
 {
     memset(c, 0, sizeof *c);
     int port;
-    c->listener = raw_listen(&port);
+    c->listener = raw_listen(8, &port);
     c->ctx = zlink_ctx_new();
     ck_assert_ptr_nonnull(c->ctx);
     c->dealer = zlink_socket(c->ctx, ZLINK_DEALER);

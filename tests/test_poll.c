@@ -27,12 +27,6 @@
 #include "raw_socket.h"
 #include "socket_testutil.h"
 
-#if defined(_WIN32)
-typedef int raw_len;
-#else
-typedef socklen_t raw_len;
-#endif
-
 typedef struct poll_pair {
     void *ctx, *a, *b;
     char ep[300];
@@ -525,19 +519,10 @@ END_TEST
 static void raw_tcp_pair(raw_fd *client, raw_fd *server)
 {
     raw_sockets_init();
-    raw_fd listener = socket(AF_INET, SOCK_STREAM, IPPROTO_TCP);
-    ck_assert(listener != RAW_INVALID);
-    struct sockaddr_in addr;
-    memset(&addr, 0, sizeof addr);
-    addr.sin_family = AF_INET;
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    ck_assert_int_eq(bind(listener, (struct sockaddr *)&addr, sizeof addr), 0);
-    ck_assert_int_eq(listen(listener, 1), 0);
-    raw_len len = sizeof addr;
-    ck_assert_int_eq(getsockname(listener, (struct sockaddr *)&addr, &len), 0);
-    *client = raw_connect(ntohs(addr.sin_port));
-    ck_assert(raw_readable(listener, ZT_TIMEOUT_MS));
-    *server = accept(listener, NULL, NULL);
+    int port;
+    raw_fd listener = raw_listen(1, &port);
+    *client = raw_connect(port);
+    *server = raw_accept(listener, ZT_TIMEOUT_MS);
     ck_assert(*server != RAW_INVALID);
     raw_close(listener);
 }

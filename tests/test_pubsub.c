@@ -1075,31 +1075,6 @@ static int port_of(const char *ep)
     return atoi(colon + 1);
 }
 
-/* A listener on an ephemeral loopback port, for zlink to connect to. */
-static raw_fd raw_listen(int *port)
-{
-    raw_fd fd = socket(AF_INET, SOCK_STREAM, IPPROTO_TCP);
-    ck_assert(fd != RAW_INVALID);
-    struct sockaddr_in addr;
-    memset(&addr, 0, sizeof addr);
-    addr.sin_family = AF_INET;
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    ck_assert_int_eq(bind(fd, (struct sockaddr *)&addr, sizeof addr), 0);
-    ck_assert_int_eq(listen(fd, 4), 0);
-    socklen_t len = sizeof addr;
-    ck_assert_int_eq(getsockname(fd, (struct sockaddr *)&addr, &len), 0);
-    *port = ntohs(addr.sin_port);
-    return fd;
-}
-
-static raw_fd raw_accept(raw_fd listener)
-{
-    ck_assert_msg(raw_readable(listener, WAIT_MS), "nobody connected");
-    raw_fd fd = accept(listener, NULL, NULL);
-    ck_assert(fd != RAW_INVALID);
-    return fd;
-}
-
 static size_t put_frame(uint8_t *out, uint8_t flags, const void *body,
                         size_t len)
 {
@@ -1254,13 +1229,14 @@ START_TEST(wire_sub_speaks_both_versions)
     uint8_t minor = (uint8_t)(_i == 0 ? 1 : 0);
     begin();
     int port;
-    raw_fd listener = raw_listen(&port);
+    raw_fd listener = raw_listen(4, &port);
     void *sub = sock(ZLINK_SUB);
     subscribe(sub, "A");
     char ep[64];
     snprintf(ep, sizeof ep, "tcp://127.0.0.1:%d", port);
     connect_to(sub, ep);
-    raw_fd fd = raw_accept(listener);
+    raw_fd fd = raw_accept(listener, WAIT_MS);
+    ck_assert_msg(fd != RAW_INVALID, "nobody connected");
     raw_handshake(fd, minor, "PUB");
 
     raw_frame f;

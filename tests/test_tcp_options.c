@@ -13,37 +13,11 @@
 #include "raw_socket.h"
 #include "socket_testutil.h"
 
-#if defined(_WIN32)
-typedef int raw_len;
-#else
+#if !defined(_WIN32)
 #include <fcntl.h>
-typedef socklen_t raw_len;
 #endif
 
 /* ---- raw listeners ---- */
-
-static raw_fd raw_listen(int backlog, int *port)
-{
-    raw_fd fd = socket(AF_INET, SOCK_STREAM, IPPROTO_TCP);
-    ck_assert(fd != RAW_INVALID);
-    struct sockaddr_in addr;
-    memset(&addr, 0, sizeof addr);
-    addr.sin_family = AF_INET;
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    ck_assert_int_eq(bind(fd, (struct sockaddr *)&addr, sizeof addr), 0);
-    ck_assert_int_eq(listen(fd, backlog), 0);
-    raw_len len = sizeof addr;
-    ck_assert_int_eq(getsockname(fd, (struct sockaddr *)&addr, &len), 0);
-    *port = ntohs(addr.sin_port);
-    return fd;
-}
-
-static raw_fd raw_accept(raw_fd listener, int timeout_ms)
-{
-    if (!raw_readable(listener, timeout_ms))
-        return RAW_INVALID;
-    return accept(listener, NULL, NULL);
-}
 
 #if !defined(_WIN32)
 static int peer_port(raw_fd fd)

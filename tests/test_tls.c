@@ -1050,31 +1050,6 @@ END_TEST
 
 /* ---- hostile servers: the zlink client's side ---- */
 
-/* A listening raw socket on 127.0.0.1; its port in *port. */
-static raw_fd raw_listen(int *port)
-{
-    raw_fd fd = socket(AF_INET, SOCK_STREAM, IPPROTO_TCP);
-    ck_assert(fd != RAW_INVALID);
-    struct sockaddr_in addr;
-    memset(&addr, 0, sizeof addr);
-    addr.sin_family = AF_INET;
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    ck_assert_int_eq(bind(fd, (struct sockaddr *)&addr, sizeof addr), 0);
-    ck_assert_int_eq(listen(fd, 4), 0);
-    socklen_t len = sizeof addr;
-    ck_assert_int_eq(getsockname(fd, (struct sockaddr *)&addr, &len), 0);
-    *port = ntohs(addr.sin_port);
-    return fd;
-}
-
-static raw_fd raw_accept(raw_fd listener)
-{
-    ck_assert(raw_readable(listener, TLS_WAIT_MS));
-    raw_fd fd = accept(listener, NULL, NULL);
-    ck_assert(fd != RAW_INVALID);
-    return fd;
-}
-
 /* A zlink DEALER connecting to a raw server, watched by a monitor. */
 typedef struct hostile_server {
     void *ctx, *dealer, *monitor;
@@ -1088,11 +1063,12 @@ static void hostile_server_open(hostile_server *h)
     tls_client_trust(h->dealer, "root.pem");
     h->monitor = tls_open_monitor(h->ctx, h->dealer, "inproc://hostile-server");
     int port;
-    h->listener = raw_listen(&port);
+    h->listener = raw_listen(4, &port);
     char endpoint[64];
     snprintf(endpoint, sizeof endpoint, "tls://127.0.0.1:%d", port);
     ck_assert_int_eq(zlink_connect(h->dealer, endpoint), 0);
-    h->conn = raw_accept(h->listener);
+    h->conn = raw_accept(h->listener, TLS_WAIT_MS);
+    ck_assert(h->conn != RAW_INVALID);
 }
 
 static void hostile_server_close(hostile_server *h)

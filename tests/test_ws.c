@@ -676,29 +676,12 @@ END_TEST
 
 /* ---- a raw server, for the client's side ---- */
 
-static raw_fd raw_listen(int *port)
-{
-    raw_fd fd = socket(AF_INET, SOCK_STREAM, IPPROTO_TCP);
-    ck_assert(fd != RAW_INVALID);
-    struct sockaddr_in addr;
-    memset(&addr, 0, sizeof addr);
-    addr.sin_family = AF_INET;
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    ck_assert_int_eq(bind(fd, (struct sockaddr *)&addr, sizeof addr), 0);
-    ck_assert_int_eq(listen(fd, 4), 0);
-    socklen_t len = sizeof addr;
-    ck_assert_int_eq(getsockname(fd, (struct sockaddr *)&addr, &len), 0);
-    *port = ntohs(addr.sin_port);
-    return fd;
-}
-
 /* Accepts the zlink client, reads its upgrade, and answers it with
  * accept_ok deciding whether the hash is right. */
 static raw_fd serve_upgrade(raw_fd listener, const char *protocol,
                             bool accept_ok)
 {
-    ck_assert(raw_readable(listener, ZT_TIMEOUT_MS));
-    raw_fd fd = accept(listener, NULL, NULL);
+    raw_fd fd = raw_accept(listener, ZT_TIMEOUT_MS);
     ck_assert(fd != RAW_INVALID);
     char request[2048];
     ck_assert_int_eq(read_answer(fd, request, sizeof request), -1);
@@ -727,7 +710,7 @@ START_TEST(client_against_raw_server)
 {
     void *ctx = zt_ctx();
     int port;
-    raw_fd listener = raw_listen(&port);
+    raw_fd listener = raw_listen(4, &port);
     char ep[128];
     snprintf(ep, sizeof ep, "ws://127.0.0.1:%d/x", port);
 
