@@ -78,7 +78,8 @@ START_TEST(inproc_hwms_add_up_when_connected_first)
 END_TEST
 
 /* libzmq's test_change_after_connected, with either side connecting
- * first, and with the receiver's RCVHWM raised instead (_i 2, 3). */
+ * first, and with the receiver's RCVHWM raised instead (_i 2, 3), also
+ * between its connect and the sender's bind (_i 4). */
 START_TEST(inproc_hwm_raised_after_connect)
 {
     void *ctx, *push, *pull;
@@ -87,6 +88,8 @@ START_TEST(inproc_hwm_raised_after_connect)
     zt_set_int(push, ZLINK_SNDHWM, 1);
     if (_i % 2 == 0) {
         zt_connect(pull, "inproc://a");
+        if (_i == 4)
+            zt_set_int(pull, ZLINK_RCVHWM, 5);
         zt_bind(push, "inproc://a");
     } else {
         zt_bind(push, "inproc://a");
@@ -95,7 +98,7 @@ START_TEST(inproc_hwm_raised_after_connect)
     if (_i < 2) {
         zt_set_int(push, ZLINK_SNDHWM, 5);
         ck_assert_int_eq(zt_get_int(push, ZLINK_SNDHWM), 5);
-    } else {
+    } else if (_i < 4) {
         zt_set_int(pull, ZLINK_RCVHWM, 5);
     }
     unsigned next = 0;
@@ -210,7 +213,7 @@ static Suite *hwm_change_suite(void)
     Suite *s = suite_create("socket_hwm_change");
     TCase *inproc = tcase_create("inproc");
     tcase_add_test(inproc, inproc_hwms_add_up_when_connected_first);
-    tcase_add_loop_test(inproc, inproc_hwm_raised_after_connect, 0, 4);
+    tcase_add_loop_test(inproc, inproc_hwm_raised_after_connect, 0, 5);
     tcase_add_test(inproc, inproc_hwm_lowered_when_full);
     suite_add_tcase(s, inproc);
     TCase *tcp = tcase_create("tcp");

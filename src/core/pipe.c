@@ -542,7 +542,18 @@ bool zl_pipe_set_send_hwm(zl_pipe *p, int hwm)
 void zl_pipe_tell_recv_hwm(zl_pipe *p, int hwm)
 {
     p->told_recv_hwm = hwm;
-    if (!p->terminated)
+    if (p->terminated)
+        return;
+    /* An end with no owner yet (an inproc connect waiting for its bind)
+     * has no one to take a command: it learns the value as it is handed
+     * over, which zl_pipe_set_owner's lock orders after this. */
+    struct zl_pipe_shared *s = p->shared;
+    uv_mutex_lock(&s->lock);
+    bool unowned = p->peer->mailbox == NULL && !p->peer->released;
+    if (unowned)
+        p->peer->peer_recv_hwm = hwm;
+    uv_mutex_unlock(&s->lock);
+    if (!unowned)
         send_cmd_arg(p->peer, ZL_CMD_PEER_HWM, hwm);
 }
 
