@@ -165,16 +165,18 @@ START_TEST(sndhwm_changes_a_waiting_connection)
 }
 END_TEST
 
-/* Fills until a round adds nothing: the sender's queue, the socket buffers
- * and the receiver's queue are full. Bounded in rounds. */
+/* Fills until rounds stop adding: the sender's queue, the socket buffers
+ * and the receiver's queue are full. A change takes a few hops between
+ * threads to show (more under a sanitizer), so it takes QUIET_ROUNDS
+ * empty rounds in a row to stop. Bounded in rounds. */
+#define QUIET_ROUNDS 10
 static int fill_until_settled(void *s, unsigned *next, size_t size)
 {
-    int total = 0;
-    for (int round = 0; round < 200; round++) {
+    int total = 0, quiet = 0;
+    for (int round = 0; round < 1000 && quiet < QUIET_ROUNDS; round++) {
         int sent = send_until_refused(s, next, size);
         total += sent;
-        if (sent == 0 && round > 0)
-            break;
+        quiet = sent == 0 ? quiet + 1 : 0;
         zl_test_sleep_ms(20);
     }
     return total;
