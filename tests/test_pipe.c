@@ -308,6 +308,36 @@ START_TEST(test_hwm)
 }
 END_TEST
 
+/* Refused at the HWM, the writer gets back in only when the reader has
+ * drained the queue to the lwm, as libzmq's: then in a batch, not one
+ * message per message read. */
+START_TEST(test_refused_until_lwm)
+{
+    fixture f;
+    setup_pair(&f, 10, 0); /* lwm is 5 */
+    uint32_t written = 0, read = 0;
+    while (zl_pipe_check_write(f.a))
+        write_value(f.a, written++, 0);
+    ck_assert_uint_eq(written, 10);
+    while (read < 4) {
+        read_value(f.b, read++, 0);
+        ck_assert(!zl_pipe_check_write(f.a)); /* 9 to 6 queued */
+    }
+    read_value(f.b, read++, 0); /* 5 queued: the lwm */
+    while (zl_pipe_check_write(f.a))
+        write_value(f.a, written++, 0);
+    ck_assert_uint_eq(written, 15);
+    /* Refused again at 10: one read is not enough this time either. */
+    read_value(f.b, read++, 0);
+    ck_assert(!zl_pipe_check_write(f.a));
+    while (read < written)
+        read_value(f.b, read++, 0);
+    expect_empty(f.b);
+    ck_assert(zl_pipe_check_write(f.a));
+    teardown_pair(&f);
+}
+END_TEST
+
 START_TEST(test_hwm_multipart_counts_messages)
 {
     fixture f;
@@ -1036,6 +1066,7 @@ static Suite *suite(void)
     tcase_add_test(tc, test_rollback);
     tcase_add_test(tc, test_chunks_follow_depth);
     tcase_add_test(tc, test_hwm);
+    tcase_add_test(tc, test_refused_until_lwm);
     tcase_add_test(tc, test_hwm_multipart_counts_messages);
     tcase_add_test(tc, test_send_checks_first_part_and_flushes_last);
     tcase_add_test(tc, test_pace_large_messages);

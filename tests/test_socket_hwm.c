@@ -479,6 +479,60 @@ START_TEST(immediate_does_not_queue)
 }
 END_TEST
 
+/* A sender refused at the HWM is let in again once the reader has drained
+ * the queue to half of it, and then in a batch, as in libzmq: retrying
+ * after each message read gets nothing until then. Over inproc the two
+ * HWMs of 10 add up to 20. PAIR, ROUTER with ROUTER_MANDATORY, and XPUB
+ * with XPUB_NODROP, which look at the queue at each send. */
+START_TEST(refused_sender_waits_for_half)
+{
+    static const int types[] = {ZLINK_PAIR, ZLINK_ROUTER, ZLINK_XPUB};
+    static const int peers[] = {ZLINK_PAIR, ZLINK_DEALER, ZLINK_XSUB};
+    void *ctx = zt_ctx();
+    void *sender = zt_socket(ctx, types[_i]);
+    void *receiver = zt_socket(ctx, peers[_i]);
+    zt_set_int(sender, ZLINK_SNDHWM, 10);
+    zt_set_int(receiver, ZLINK_RCVHWM, 10);
+    if (_i == 1)
+        zt_set_int(sender, ZLINK_ROUTER_MANDATORY, 1);
+    if (_i == 2)
+        zt_set_int(sender, ZLINK_XPUB_NODROP, 1);
+    ck_assert_int_eq(zlink_setsockopt(receiver, ZLINK_ROUTING_ID, "r", 1), 0);
+    zt_bind(sender, "inproc://refused");
+    zt_connect(receiver, "inproc://refused");
+    if (_i == 2) {
+        zt_send_str(receiver, "\x01", 0); /* subscribe to everything */
+        char sub[8];
+        ck_assert_int_eq(zlink_recv(sender, sub, sizeof sub, 0), 1);
+    } else if (_i == 1) {
+        zt_send_str(receiver, "hi", 0); /* the ROUTER learns of "r" */
+        char buf[8];
+        ck_assert_int_eq(zlink_recv(sender, buf, sizeof buf, 0), 1);
+        ck_assert_int_eq(zlink_recv(sender, buf, sizeof buf, 0), 2);
+    }
+    int sent = 0;
+    for (int read = 0; read <= 10; read++) {
+        if (read > 0) {
+            char buf[8];
+            ck_assert_int_eq(zlink_recv(receiver, buf, sizeof buf, 0), 1);
+        }
+        int now = 0;
+        while ((_i != 1 || zlink_send(sender, "r", 1,
+                                      ZLINK_SNDMORE | ZLINK_DONTWAIT) == 1) &&
+               zlink_send(sender, "m", 1, ZLINK_DONTWAIT) == 1)
+            now++;
+        ck_assert_int_eq(zlink_errno(), EAGAIN);
+        ck_assert_int_eq(now, read == 0 ? 20 : read == 10 ? 10 : 0);
+        sent += now;
+    }
+    ck_assert_int_eq(sent, 30);
+    zt_set_int(sender, ZLINK_LINGER, 0);
+    zt_close(sender);
+    zt_close(receiver);
+    zt_term(ctx);
+}
+END_TEST
+
 /* ---- the documented exceptions ---- */
 
 /* libzmq: a ROUTER without ROUTER_MANDATORY drops what does not fit. */
@@ -615,6 +669,7 @@ static Suite *hwm_suite(void)
     suite_add_tcase(s, early);
 
     TCase *other = tcase_create("exceptions");
+    tcase_add_loop_test(other, refused_sender_waits_for_half, 0, 3);
     tcase_add_test(other, router_drops_at_hwm_without_mandatory);
     tcase_add_test(other, hwm_zero_is_unlimited);
     tcase_add_test(other, byte_check_finds_every_wrong_byte);

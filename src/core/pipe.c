@@ -116,6 +116,10 @@ struct zl_msg_queue {
     uint64_t read_msgs_seen; /* a lower bound of msgs_read */
     uint64_t hwm;            /* 0: no limit */
     uint64_t lwm;            /* where a writer at the HWM is woken */
+    /* Refused at the HWM, the writer stays refused until the reader has
+     * read this many (the queue is down to the lwm), as libzmq's writer,
+     * which learns of reads only every lwm reads; 0: not refused. */
+    uint64_t refused_until_read;
     /* The quick check's limit: the HWM (UINT64_MAX for none), or the pace
      * limit while large messages flow. */
     uint64_t check_limit;
@@ -533,6 +537,7 @@ bool zl_pipe_set_send_hwm(zl_pipe *p, int hwm)
     bool rose = hwm == 0 || (q->hwm != 0 && (uint64_t)hwm > q->hwm);
     q->hwm = (uint64_t)hwm;
     q->lwm = (q->hwm + 1) / 2;
+    q->refused_until_read = 0; /* the new HWM decides */
     /* The pace limit was worked out against the old HWM: the next large
      * part works it out again. */
     stop_pacing(q);
@@ -583,19 +588,45 @@ static zl_pipe_room pace(zl_pipe *p)
     return ZL_PIPE_PACED;
 }
 
+/* Nothing more goes in until the reader has drained the queue down to the
+ * lwm, when the ACTIVATE_WRITE armed for it comes. So a sender that retries
+ * at once, or polls for POLLOUT, gets in a batch once the reader has taken
+ * one, as libzmq's does (its test_proxy_hwm counts on it), not one message
+ * per message read. The quick check's limit drops to just over the lwm
+ * meanwhile, so only check_room lets the sender in again. */
+static void refuse_until_lwm(struct zl_msg_queue *q)
+{
+    q->refused_until_read = q->written_msgs - q->lwm;
+    if (q->check_limit > q->lwm + 1)
+        q->check_limit = q->lwm + 1;
+}
+
 /* The quick check failed: look at what the reader took. At the HWM, arm
- * ACTIVATE_WRITE; under it, pace when the caller may. */
+ * ACTIVATE_WRITE and refuse until the lwm; under it, pace when the caller
+ * may. */
 static ZL_NOINLINE zl_pipe_room check_room(zl_pipe *p, bool may_pace)
 {
     struct zl_msg_queue *q = p->out;
     q->read_msgs_seen =
         atomic_load_explicit(&q->msgs_read, memory_order_relaxed);
     uint64_t queued = q->written_msgs - q->read_msgs_seen;
+    if (q->read_msgs_seen < q->refused_until_read)
+        return arm_writer_wake(p, q->lwm + 1, q->lwm) ? ZL_PIPE_ROOM
+                                                      : ZL_PIPE_FULL;
+    if (q->refused_until_read != 0) {
+        /* Down to the lwm since the refusal: the HWM's limit again. */
+        q->refused_until_read = 0;
+        q->check_limit = q->pace_limit != 0 ? q->pace_limit : hwm_limit(q);
+    }
     /* The last message was a small one: large ones no longer flow. */
     if (q->pace_limit != 0 && q->written_msgs - q->last_large_msg > 1)
         stop_pacing(q);
-    if (q->hwm != 0 && queued >= q->hwm)
-        return arm_writer_wake(p, q->hwm, q->lwm) ? ZL_PIPE_ROOM : ZL_PIPE_FULL;
+    if (q->hwm != 0 && queued >= q->hwm) {
+        if (arm_writer_wake(p, q->hwm, q->lwm))
+            return ZL_PIPE_ROOM;
+        refuse_until_lwm(q);
+        return ZL_PIPE_FULL;
+    }
     if (!may_pace || q->pace_limit == 0 || queued < q->pace_limit)
         return ZL_PIPE_ROOM;
     return pace(p);
