@@ -49,6 +49,31 @@ static void echo_server(void *arg)
     }
 }
 
+/* ROUND_TRIPS round trips, each after a pause; returns how many messages
+ * went direct, and sets *small to how many could have. */
+static unsigned round_trip_batch(void *router, void *dealer, bool req_rep,
+                                 unsigned *small)
+{
+    uv_thread_t server;
+    ck_assert_int_eq(uv_thread_create(&server,
+                                      req_rep ? rep_echo_server : echo_server,
+                                      router),
+                     0);
+    unsigned before = zl_direct_sends_total();
+    *small = 0;
+    for (unsigned i = 0; i < ROUND_TRIPS; i++) {
+        size_t size = round_trip_sizes[i % ROUND_TRIP_SIZES];
+        *small += size < ZL_DIRECT_BODY_MAX ? 2 : 0;
+        /* Time for the I/O thread to finish the last round trip and wait:
+         * a send to a busy one is queued (direct_send.h). */
+        zl_test_sleep_ms(1);
+        zt_send_part(dealer, size, i, 0);
+        zt_recv_part(dealer, size, i, false);
+    }
+    uv_thread_join(&server);
+    return zl_direct_sends_total() - before;
+}
+
 /* A DEALER's requests and the ROUTER's echoes, one at a time: each side
  * sends one message and then waits for the next, and its connection's
  * output is idle when it sends, so every small message may go direct. */
@@ -64,28 +89,17 @@ static void round_trips_over(int transport, bool req_rep)
         zt_term(ctx);
         return;
     }
-    uv_thread_t server;
-    ck_assert_int_eq(uv_thread_create(&server,
-                                      req_rep ? rep_echo_server : echo_server,
-                                      router),
-                     0);
-    unsigned before = zl_direct_sends_total();
-    unsigned small = 0;
-    for (unsigned i = 0; i < ROUND_TRIPS; i++) {
-        size_t size = round_trip_sizes[i % ROUND_TRIP_SIZES];
-        small += size < ZL_DIRECT_BODY_MAX ? 2 : 0;
-        /* Time for the I/O thread to finish the last round trip and wait:
-         * a send to a busy one is queued (direct_send.h). */
-        zl_test_sleep_ms(1);
-        zt_send_part(dealer, size, i, 0);
-        zt_recv_part(dealer, size, i, false);
+    /* Not every send goes direct: under a sanitizer, or on a busy machine,
+     * one may find the I/O thread still at work, or the port not yet
+     * opened after the handshake. A batch that falls short is tried again
+     * before the test fails. */
+    unsigned direct = 0, small = 0;
+    for (int attempt = 0; attempt < 3; attempt++) {
+        direct = round_trip_batch(router, dealer, req_rep, &small);
+        if (!ZL_BACKEND_TRY_WRITE || direct >= small / 2)
+            break;
     }
-    uv_thread_join(&server);
-    unsigned direct = zl_direct_sends_total() - before;
     if (ZL_BACKEND_TRY_WRITE)
-        /* Not all: under a sanitizer, or on a busy machine, a send may
-         * find the I/O thread still at work, or the port not yet opened
-         * after the handshake. */
         ck_assert_msg(direct >= small / 2, "%u direct of %u small", direct,
                       small);
     else
