@@ -42,25 +42,29 @@ START_TEST(source_address_seen_by_peer)
 }
 END_TEST
 
-/* Messages flow over a source-address connect, and over one with any
- * source port ("host:0"), as over a plain one. */
+/* Messages flow over a source-address connect, with any source port
+ * ("host:0"), whether the source is an address or a name, as over a plain
+ * one. */
 START_TEST(source_address_traffic)
 {
     void *ctx = zt_ctx();
     void *server = zt_socket(ctx, ZLINK_PAIR);
     char ep[300], with_src[340];
     zt_bind_tcp(server, ep, sizeof ep);
-    void *client = zt_socket(ctx, ZLINK_PAIR);
-    snprintf(with_src, sizeof with_src, "tcp://127.0.0.1:0;%s",
-             ep + strlen("tcp://"));
-    zt_connect(client, with_src);
-    zt_send_str(client, "from a chosen address", 0);
-    zt_recv_str(server, "from a chosen address");
-    zt_send_str(server, "back", 0);
-    zt_recv_str(client, "back");
-    /* The endpoint is disconnected by the name it was connected with. */
-    ck_assert_int_eq(zlink_disconnect(client, with_src), 0);
-    zt_close(client);
+    const char *sources[] = {"127.0.0.1:0", "localhost:0"};
+    for (int i = 0; i < 2; i++) {
+        void *client = zt_socket(ctx, ZLINK_PAIR);
+        snprintf(with_src, sizeof with_src, "tcp://%s;%s", sources[i],
+                 ep + strlen("tcp://"));
+        zt_connect(client, with_src);
+        zt_send_str(client, "from a chosen address", 0);
+        zt_recv_str(server, "from a chosen address");
+        zt_send_str(server, "back", 0);
+        zt_recv_str(client, "back");
+        /* The endpoint is disconnected by the name it was connected with. */
+        ck_assert_int_eq(zlink_disconnect(client, with_src), 0);
+        zt_close(client);
+    }
     zt_close(server);
     zt_term(ctx);
 }
@@ -101,7 +105,7 @@ START_TEST(source_address_errors)
     zt_expect_errno(zlink_connect(s, "tcp://;127.0.0.1:5555"), EINVAL);
     zt_expect_errno(zlink_connect(s, "tcp://127.0.0.1:99999;127.0.0.1:5555"),
                     EINVAL);
-    /* A source is never looked up in DNS (libzmq's rule). */
+    /* A source that is neither an interface nor a name that resolves. */
     zt_expect_errno(
         zlink_connect(s, "tcp://zlink-no-such-host.invalid:0;127.0.0.1:5555"),
         ENODEV);

@@ -171,10 +171,11 @@ static int resolve_interface(const char *name, bool ipv6, zl_addr *out)
 }
 
 /* What a host may be. Binds take "*", interface names and DNS names;
- * connects take DNS names; a connect's source takes "*" and interface
- * names but never asks DNS (libzmq's rules). */
+ * connects take DNS names; a connect's source takes "*", interface names
+ * and then DNS names. A connect takes an IPv6 literal even on an IPv4
+ * socket: the endpoint names the family. */
 typedef struct host_rules {
-    bool wildcard, nic, dns;
+    bool wildcard, nic, dns, any_literal;
 } host_rules;
 
 static int resolve_host(const char *host, host_rules rules, bool ipv6,
@@ -201,9 +202,9 @@ static int resolve_host(const char *host, host_rules rules, bool ipv6,
         return 0;
     }
     if (uv_inet_pton(AF_INET6, host, &out->u.in6.sin6_addr) == 0) {
-        /* As libzmq: without ZLINK_IPV6 a socket is IPv4 only, literals
-         * included (no such device: the address is not one it can use). */
-        if (!ipv6) {
+        /* A bind without ZLINK_IPV6 is IPv4 only, literals included, as
+         * libzmq (no such device: not an address it can use). */
+        if (!ipv6 && !rules.any_literal) {
             errno = ENODEV;
             return -1;
         }
@@ -254,7 +255,10 @@ static int resolve_hostport(const char *hostport, host_rules rules,
 
 int zl_tcp_resolve(const char *hostport, bool for_bind, bool ipv6, zl_addr *out)
 {
-    host_rules rules = {.wildcard = for_bind, .nic = for_bind, .dns = true};
+    host_rules rules = {.wildcard = for_bind,
+                        .nic = for_bind,
+                        .dns = true,
+                        .any_literal = !for_bind};
     return resolve_hostport(hostport, rules, for_bind, ipv6, out);
 }
 
@@ -276,7 +280,8 @@ int zl_tcp_resolve_connect(const char *rest, bool ipv6, zl_addr *dst,
     /* A source without a port (no ':' at all) takes any port. */
     if (!strchr(source, ':') && n + 2 < sizeof source)
         memcpy(source + n, ":0", 3);
-    host_rules rules = {.wildcard = true, .nic = true, .dns = false};
+    host_rules rules = {
+        .wildcard = true, .nic = true, .dns = true, .any_literal = true};
     if (resolve_hostport(source, rules, true, ipv6, src) != 0)
         return -1;
     return zl_tcp_resolve(semi + 1, false, ipv6, dst);
