@@ -56,6 +56,9 @@ START_TEST(test_z85_rejects_bad_input)
     ck_assert_ptr_null(zmq_z85_decode(out, "Hell")); /* not 5n chars */
     ck_assert_int_eq(errno, EINVAL);
     errno = 0;
+    ck_assert_ptr_null(zmq_z85_decode(out, "")); /* nothing, as libzmq */
+    ck_assert_int_eq(errno, EINVAL);
+    errno = 0;
     ck_assert_ptr_null(zmq_z85_decode(out, "Hell\"")); /* not Z85 */
     ck_assert_int_eq(errno, EINVAL);
     ck_assert_ptr_null(zmq_z85_decode(out, "%%%%%")); /* over 32 bits */
