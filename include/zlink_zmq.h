@@ -4,6 +4,11 @@
 
 #include "zlink.h"
 
+/* libzmq's zmq.h includes <stdio.h> too, and programs written for it use
+ * printf with no include of their own. */
+#include <stdio.h>
+#define ZMQ_DEFINED_STDINT 1
+
 /* The version is the libzmq API level zlink implements (4.3), not zlink's
  * own (ZLINK_VERSION_*), so that a ported program's feature checks take
  * the branch that matches what it gets. */

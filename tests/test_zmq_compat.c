@@ -12,6 +12,7 @@
  * zmq.h itself: the Windows cross build has no libzmq. */
 #define LIBZMQ_CONSTANTS(X)                                                    \
     X(ZMQ_HAUSNUMERO, 156384712)                                               \
+    X(ZMQ_DEFINED_STDINT, 1)                                                   \
     X(ZMQ_IO_THREADS, 1)                                                       \
     X(ZMQ_MAX_SOCKETS, 2)                                                      \
     X(ZMQ_SOCKET_LIMIT, 3)                                                     \
