@@ -72,19 +72,56 @@ bool zl_test_wait_events(void *socket, int mask, int want, int timeout_ms)
     return zl_test_wait_until(events_match, &w, timeout_ms);
 }
 
+/* This process's ipc endpoints live in a directory of its own, made at the
+ * first one and removed with them at exit, since a socket file outlives its
+ * socket (as libzmq's). Check runs each case in a child process, which
+ * makes a directory of its own. */
+static char ipc_dir[512];
+static int ipc_count;
+static uv_pid_t ipc_dir_owner;
+
+static void remove_ipc_dir(void)
+{
+    if (!ipc_dir[0] || ipc_dir_owner != uv_os_getpid())
+        return;
+    char path[600];
+    for (int i = 1; i <= ipc_count; i++) {
+        snprintf(path, sizeof path, "%s/%d", ipc_dir, i);
+        remove(path);
+    }
+    uv_fs_t req;
+    uv_fs_rmdir(NULL, &req, ipc_dir, NULL);
+    uv_fs_req_cleanup(&req);
+}
+
+static bool make_ipc_dir(void)
+{
+    static bool cleanup_registered;
+    char tmp[400];
+    size_t len = sizeof tmp;
+    if (uv_os_tmpdir(tmp, &len) != 0)
+        snprintf(tmp, sizeof tmp, "/tmp");
+    char pattern[450];
+    snprintf(pattern, sizeof pattern, "%s/zlink-test-XXXXXX", tmp);
+    uv_fs_t req;
+    bool made = uv_fs_mkdtemp(NULL, &req, pattern, NULL) == 0;
+    if (made)
+        snprintf(ipc_dir, sizeof ipc_dir, "%s", req.path);
+    uv_fs_req_cleanup(&req);
+    if (!made)
+        return false;
+    ipc_dir_owner = uv_os_getpid();
+    ipc_count = 0;
+    if (!cleanup_registered)
+        cleanup_registered = atexit(remove_ipc_dir) == 0;
+    return true;
+}
+
 void zl_test_ipc_endpoint(char *buf, size_t cap)
 {
-    static int counter;
-    char dir[512];
-    size_t len = sizeof dir;
-    if (uv_os_tmpdir(dir, &len) != 0)
-        snprintf(dir, sizeof dir, "/tmp");
-    snprintf(buf, cap, "ipc://%s/zlink-test-%d-%d", dir, (int)uv_os_getpid(),
-             ++counter);
-    /* No live process but this one makes names with its pid, so a file
-     * already there is a dead run's (a killed case, a peer that does not
-     * unlink) and would make the bind fail with EADDRINUSE. */
-    remove(buf + strlen("ipc://"));
+    if ((!ipc_dir[0] || ipc_dir_owner != uv_os_getpid()) && !make_ipc_dir())
+        ck_abort_msg("no temporary directory for ipc endpoints");
+    snprintf(buf, cap, "ipc://%s/%d", ipc_dir, ++ipc_count);
 }
 
 bool zl_test_under_wine(void)

@@ -29,7 +29,8 @@ bool zl_test_wait_until(zl_test_cond done, void *arg, int timeout_ms);
 /* Waits until socket's ZLINK_EVENTS, masked by mask, equals want (e.g. a
  * message is waiting; no room to send is left). */
 bool zl_test_wait_events(void *socket, int mask, int want, int timeout_ms);
-/* Writes "ipc://<tmpdir>/zlink-test-<pid>-<n>" into buf. */
+/* Writes a fresh "ipc://<tmpdir>/zlink-test-XXXXXX/<n>" into buf; the
+ * directory and its socket files go when the process exits. */
 void zl_test_ipc_endpoint(char *buf, size_t cap);
 /* True when running under Wine (tests skip what Wine cannot do). */
 bool zl_test_under_wine(void);

@@ -34,36 +34,25 @@ struct zl_listener_object {
     int linger;
     char endpoint[300];
     char ipc_path[sizeof(((struct sockaddr_un *)0)->sun_path) + 1];
-    uint64_t ipc_inode; /* of the socket file our bind made; 0: unknown */
     char ipc_tmpdir[300];
     zl_session **children;
     size_t child_count, child_capacity;
 };
 
-static uint64_t ipc_inode(const char *path)
-{
-    uv_fs_t req;
-    uint64_t inode = 0;
-    if (uv_fs_stat(NULL, &req, path, NULL) == 0)
-        inode = req.statbuf.st_ino;
-    uv_fs_req_cleanup(&req);
-    return inode;
-}
-
+/* Only a wildcard ipc bind's file and directory go when the listener
+ * does: both are its own. A named socket file stays, as libzmq's does, since
+ * another socket may have bound that path since and the file is then its
+ * own (one that reused the old file's inode number is no different to
+ * stat); a later bind replaces a stale one. */
 static void remove_ipc_files(zl_listener_object *l)
 {
+    if (!l->ipc_tmpdir[0])
+        return;
     uv_fs_t req;
-    /* Only our own socket file: a socket that bound the same path since
-     * (unbind, then bind again while this closed) owns a new one. */
-    if (l->ipc_path[0] &&
-        (l->ipc_inode == 0 || ipc_inode(l->ipc_path) == l->ipc_inode)) {
-        uv_fs_unlink(NULL, &req, l->ipc_path, NULL);
-        uv_fs_req_cleanup(&req);
-    }
-    if (l->ipc_tmpdir[0]) {
-        uv_fs_rmdir(NULL, &req, l->ipc_tmpdir, NULL);
-        uv_fs_req_cleanup(&req);
-    }
+    uv_fs_unlink(NULL, &req, l->ipc_path, NULL);
+    uv_fs_req_cleanup(&req);
+    uv_fs_rmdir(NULL, &req, l->ipc_tmpdir, NULL);
+    uv_fs_req_cleanup(&req);
 }
 
 static void destroy(zl_listener_object *l)
@@ -281,8 +270,6 @@ int zl_listener_object_create(zl_socket *socket, zl_io_thread *thread,
         return -1;
     }
     l->fd = (uint64_t)zl_listener_os_socket(l->listener);
-    if (l->ipc_path[0])
-        l->ipc_inode = ipc_inode(l->ipc_path);
     zl_addr bound;
     if (zl_listener_local_addr(l->listener, &bound) != 0)
         bound = *addr;
