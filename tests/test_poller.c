@@ -97,6 +97,9 @@ START_TEST(poller_errors)
 
     assert_fails(
         zlink_poller_add_fd(poller, (zlink_fd_t)-1, NULL, ZLINK_POLLIN), EBADF);
+    assert_fails(zlink_poller_modify_fd(poller, (zlink_fd_t)-1, ZLINK_POLLIN),
+                 EBADF);
+    assert_fails(zlink_poller_remove_fd(poller, (zlink_fd_t)-1), EBADF);
     zlink_fd_t fd;
     ck_assert_int_eq(zlink_poller_fd(poller, &fd), 0);
     assert_fails(zlink_poller_fd(poller, NULL), EFAULT);

@@ -434,16 +434,21 @@ int zlink_poller_add(void *handle, void *socket, void *user_data, short events)
     return 0;
 }
 
+/* The invalid handle is EBADF to every fd call, as in libzmq. */
+static bool fd_valid(zlink_fd_t fd)
+{
+    if (fd != (zlink_fd_t)-1)
+        return true;
+    errno = EBADF;
+    return false;
+}
+
 int zlink_poller_add_fd(void *handle, zlink_fd_t fd, void *user_data,
                         short events)
 {
     zl_poller *p = poller_from_handle(handle);
-    if (!p)
+    if (!p || !fd_valid(fd))
         return -1;
-    if (fd == (zlink_fd_t)-1) {
-        errno = EBADF;
-        return -1;
-    }
     if (!events_valid(events))
         return -1;
     if (find(p, NULL, fd)) {
@@ -496,7 +501,7 @@ int zlink_poller_remove(void *handle, void *socket)
 int zlink_poller_modify_fd(void *handle, zlink_fd_t fd, short events)
 {
     zl_poller *p = poller_from_handle(handle);
-    if (!p)
+    if (!p || !fd_valid(fd))
         return -1;
     if (!events_valid(events))
         return -1;
@@ -512,7 +517,7 @@ int zlink_poller_modify_fd(void *handle, zlink_fd_t fd, short events)
 int zlink_poller_remove_fd(void *handle, zlink_fd_t fd)
 {
     zl_poller *p = poller_from_handle(handle);
-    if (!p)
+    if (!p || !fd_valid(fd))
         return -1;
     zl_poller_item *item = find(p, NULL, fd);
     if (!item) {
