@@ -735,6 +735,40 @@ START_TEST(fd_taken_after_arrival)
 }
 END_TEST
 
+/* libzmq's FD is readable once after a bind or a connect over a network
+ * transport, message or not, and programs wait on it before they first
+ * read EVENTS (libzmq's test_poll_fd, through its poller). */
+START_TEST(fd_readable_after_bind_and_connect)
+{
+    void *ctx = zt_ctx();
+    void *vent = zt_socket(ctx, ZLINK_PUSH);
+    void *bowl = zt_socket(ctx, ZLINK_PULL);
+    char ep[300];
+    if (!zt_join(vent, bowl, _i, ep, sizeof ep)) {
+        zt_close(bowl);
+        zt_close(vent);
+        zt_term(ctx);
+        return;
+    }
+    void *poller = zlink_poller_new();
+    ck_assert_ptr_nonnull(poller);
+    zlink_fd_t fd = socket_fd(bowl);
+    ck_assert_int_eq(zlink_poller_add_fd(poller, fd, bowl, ZLINK_POLLIN), 0);
+    zlink_poller_event_t event;
+    ck_assert_int_eq(zlink_poller_wait(poller, &event, ZT_TIMEOUT_MS), 0);
+    ck_assert(event.fd == fd);
+    ck_assert_ptr_eq(event.user_data, bowl);
+    ck_assert_int_eq(zlink_poller_destroy(&poller), 0);
+    /* Nothing has come: EVENTS says so, and the FD is quiet again. */
+    ck_assert_int_eq(zt_get_int(bowl, ZLINK_EVENTS), 0);
+    ck_assert(!fd_readable(fd, 0));
+    ck_assert(fd_readable(socket_fd(vent), 0));
+    zt_close(bowl);
+    zt_close(vent);
+    zt_term(ctx);
+}
+END_TEST
+
 typedef struct fd_sleeper {
     void *socket;
     zlink_fd_t fd;
@@ -839,6 +873,8 @@ static Suite *poll_suite(void)
                         ZT_TRANSPORT_COUNT);
     tcase_add_test(fd, fd_signals_pollout);
     tcase_add_loop_test(fd, fd_taken_after_arrival, ZT_INPROC, ZT_INPROC + 1);
+    tcase_add_loop_test(fd, fd_readable_after_bind_and_connect, ZT_TCP4,
+                        ZT_IPC_ABSTRACT + 1);
     tcase_add_loop_test(fd, fd_follows_other_waits, 0, ZT_TRANSPORT_COUNT);
     suite_add_tcase(s, fd);
     return s;

@@ -901,9 +901,15 @@ bool zl_socket_forget_object(zl_socket *s, struct zl_io_object *object)
     return false;
 }
 
-static void plug(zl_io_object *object)
+/* Starts a bind's listener or a connect's session on its I/O thread. The
+ * socket's ZLINK_FD then becomes readable once, as libzmq's does after a
+ * bind or connect over a network transport (its socket sends itself a
+ * command then): programs written for libzmq, its own test_poll_fd among
+ * them, may wait on the FD before they first read ZLINK_EVENTS. */
+static void plug(zl_socket *s, zl_io_object *object)
 {
     zl_io_thread_send(object->thread, ZL_CMD_PLUG, object);
+    zl_socket_wake(s);
 }
 
 /* What bind, connect, unbind and disconnect check first: the context still
@@ -951,7 +957,7 @@ int zlink_bind(void *handle, const char *endpoint)
         add_endpoint(s, endpoint, ws_resolved, (zl_io_object *)routed, NULL);
         s->endpoints[s->endpoint_count - 1].bound = true;
         zl_monitor_event(s, ZLINK_EVENT_LISTENING, 0, ws_resolved);
-        plug((zl_io_object *)routed);
+        plug(s, (zl_io_object *)routed);
         return 0;
     }
 #endif
@@ -978,7 +984,7 @@ int zlink_bind(void *handle, const char *endpoint)
     s->endpoints[s->endpoint_count - 1].bound = true;
     zl_monitor_event(s, ZLINK_EVENT_LISTENING, zl_listener_object_fd(listener),
                      resolved);
-    plug((zl_io_object *)listener);
+    plug(s, (zl_io_object *)listener);
     return 0;
 }
 
@@ -1031,7 +1037,7 @@ int zlink_connect(void *handle, const char *endpoint)
     zl_pipe *ours =
         s->pipe_count > pipes_before ? s->pipes[s->pipe_count - 1] : NULL;
     add_endpoint(s, endpoint, endpoint, &session->base, ours);
-    plug(&session->base);
+    plug(s, &session->base);
     return 0;
 }
 
