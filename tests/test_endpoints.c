@@ -48,11 +48,13 @@ END_TEST
 START_TEST(source_address_traffic)
 {
     void *ctx = zt_ctx();
-    void *server = zt_socket(ctx, ZLINK_PAIR);
-    char ep[300], with_src[340];
-    zt_bind_tcp(server, ep, sizeof ep);
     const char *sources[] = {"127.0.0.1:0", "localhost:0"};
     for (int i = 0; i < 2; i++) {
+        /* A server of its own each time: a PAIR takes one peer, and would
+         * turn the next away until it has seen the last one go. */
+        void *server = zt_socket(ctx, ZLINK_PAIR);
+        char ep[300], with_src[340];
+        zt_bind_tcp(server, ep, sizeof ep);
         void *client = zt_socket(ctx, ZLINK_PAIR);
         snprintf(with_src, sizeof with_src, "tcp://%s;%s", sources[i],
                  ep + strlen("tcp://"));
@@ -64,8 +66,8 @@ START_TEST(source_address_traffic)
         /* The endpoint is disconnected by the name it was connected with. */
         ck_assert_int_eq(zlink_disconnect(client, with_src), 0);
         zt_close(client);
+        zt_close(server);
     }
-    zt_close(server);
     zt_term(ctx);
 }
 END_TEST
