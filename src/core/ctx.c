@@ -9,6 +9,7 @@
 #include "socket.h"
 #include "thread.h"
 #include "transport/inproc.h"
+#include "transport/resolver.h"
 #include "zlink.h"
 
 static zl_ctx *ctx_from_handle(void *handle)
@@ -109,6 +110,16 @@ bool zl_ctx_terminating(const zl_ctx *ctx)
 struct zl_inproc_registry *zl_ctx_inproc(zl_ctx *ctx)
 {
     return ctx->inproc;
+}
+
+struct zl_resolver *zl_ctx_resolver(zl_ctx *ctx)
+{
+    uv_mutex_lock(&ctx->lock);
+    if (!ctx->resolver)
+        ctx->resolver = zl_resolver_new();
+    zl_resolver *r = ctx->resolver;
+    uv_mutex_unlock(&ctx->lock);
+    return r;
 }
 
 zl_io_thread *zl_ctx_choose_thread(zl_ctx *ctx)
@@ -321,6 +332,8 @@ int zlink_ctx_term(void *handle)
             zl_io_thread_stop(&ctx->threads[i]);
         zl_cache_aligned_free(ctx->threads);
     }
+    /* After the I/O threads: every session has cancelled its lookup. */
+    zl_resolver_destroy(ctx->resolver);
     zl_inproc_registry_destroy(ctx->inproc);
     zl_sleeper_pool_destroy(&ctx->sleepers);
     free(ctx->zombies);

@@ -50,6 +50,9 @@ typedef struct zl_ctx {
     size_t zombie_count, zombie_capacity;
 
     struct zl_inproc_registry *inproc; /* transport/inproc.c owns it */
+    /* Looks up the names connects give (transport/resolver.h); made at
+     * the first, under lock. */
+    struct zl_resolver *resolver;
     /* What application threads sleep on while they wait for its sockets;
      * freed after the last socket and I/O thread (sleeper.h). */
     zl_sleeper_pool sleepers;
@@ -63,6 +66,8 @@ void zl_ctx_remove_socket(zl_ctx *ctx, struct zl_socket *s);
 /* Least-loaded I/O thread; NULL with EMTHREAD when the context has none
  * (ZLINK_IO_THREADS 0: inproc only, as libzmq). */
 zl_io_thread *zl_ctx_choose_thread(zl_ctx *ctx);
+/* The context's resolver, made at the first call; NULL without memory. */
+struct zl_resolver *zl_ctx_resolver(zl_ctx *ctx);
 /* Hands a closed socket to the reaper. */
 void zl_ctx_reap(zl_ctx *ctx, struct zl_socket *s);
 bool zl_ctx_terminating(const zl_ctx *ctx);

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ctx.h"
 #include "engine.h"
 #include "monitor.h"
 #include "msg.h"
@@ -15,6 +16,7 @@
 #include "socket.h"
 #include "transport/address.h"
 #include "transport/listener.h"
+#include "transport/resolver.h"
 #include "transport/stream.h"
 
 static void start_connect(zl_session *s);
@@ -451,7 +453,7 @@ static void on_connect_timeout(zl_timer *t)
     zl_handle_cancel(s->connecting); /* on_connected takes it from here */
 }
 
-static void start_connect(zl_session *s)
+static void connect_to_addr(zl_session *s)
 {
     int err = 0;
     zl_loop *loop = s->base.thread->loop;
@@ -471,6 +473,34 @@ static void start_connect(zl_session *s)
                          s->endpoint);
 }
 
+static void on_looked_up(void *owner, int status, const zl_addr *addr)
+{
+    zl_session *s = owner;
+    s->lookup = NULL;
+    /* As libzmq, a name that does not resolve is one more failed attempt:
+     * CONNECT_RETRIED, and the next attempt asks again. */
+    if (status != 0) {
+        schedule_reconnect(s);
+        return;
+    }
+    s->addr = *addr;
+    connect_to_addr(s);
+}
+
+static void start_connect(zl_session *s)
+{
+    if (!s->lookup_hostport) {
+        connect_to_addr(s);
+        return;
+    }
+    zl_resolver *r = zl_ctx_resolver(s->socket->ctx);
+    s->lookup = r ? zl_lookup_start(r, s->base.thread, s->lookup_hostport,
+                                    s->options.ipv6, on_looked_up, s)
+                  : NULL;
+    if (!s->lookup)
+        schedule_reconnect(s);
+}
+
 /* ---- termination ---- */
 
 static void destroy(zl_session *s)
@@ -480,6 +510,10 @@ static void destroy(zl_session *s)
     zl_timer_stop(loop, &s->linger_timer);
     s->destroying = true;
     zl_timer_stop(loop, &s->connect_timer);
+    if (s->lookup) {
+        zl_lookup_cancel(s->lookup);
+        s->lookup = NULL;
+    }
     if (s->connecting) {
         /* Its completion still refers to us: wait for it. */
         s->terminating = true;
@@ -498,6 +532,7 @@ static void destroy(zl_session *s)
     atomic_fetch_sub(&s->base.thread->load, 1);
     zl_socket *socket = s->socket;
     zl_options_destroy(&s->options);
+    free(s->lookup_hostport);
     free(s);
     zl_cmd ack = {.type = ZL_CMD_TERM_ACK, .target = socket};
     zl_mailbox_send(&socket->mailbox, &ack);
@@ -690,18 +725,27 @@ static void session_free_unstarted(zl_session *s)
     atomic_fetch_sub(&s->base.thread->load, 1);
     atomic_fetch_sub(&s->socket->io_objects, 1);
     zl_options_destroy(&s->options);
+    free(s->lookup_hostport);
     free(s);
 }
 
 zl_session *zl_session_create_connect(zl_socket *socket, zl_io_thread *thread,
-                                      const zl_addr *addr, const zl_addr *src,
-                                      const char *endpoint)
+                                      const zl_addr *addr,
+                                      const char *lookup_hostport,
+                                      const zl_addr *src, const char *endpoint)
 {
     zl_session *s = session_new(socket, thread, &socket->options, endpoint);
     if (!s)
         return NULL;
     s->connect_side = true;
     s->addr = *addr;
+    if (lookup_hostport) {
+        s->lookup_hostport = strdup(lookup_hostport);
+        if (!s->lookup_hostport) {
+            session_free_unstarted(s);
+            return NULL;
+        }
+    }
     if (src) {
         s->src = *src;
         s->has_src = true;

@@ -30,6 +30,10 @@ typedef struct zl_session {
     /* Connecting side. */
     bool connect_side;
     zl_addr addr;
+    /* The "host:port" of a connect by name, looked up again before each
+     * attempt (transport/resolver.h); NULL when addr is a literal. */
+    char *lookup_hostport;
+    struct zl_lookup *lookup; /* in progress */
     zl_addr src; /* "tcp://src;dst": the local address to connect from */
     bool has_src;
     zl_handle *connecting;
@@ -56,9 +60,12 @@ typedef struct zl_session {
 } zl_session;
 
 /* Connecting side: created on the application thread, started by PLUG.
- * Creates and attaches the pipe at once unless IMMEDIATE (or ROUTER). */
+ * Creates and attaches the pipe at once unless IMMEDIATE (or ROUTER).
+ * lookup_hostport names the peer when addr does not: it is resolved
+ * before each attempt. */
 zl_session *zl_session_create_connect(struct zl_socket *socket,
                                       zl_io_thread *thread, const zl_addr *addr,
+                                      const char *lookup_hostport,
                                       const zl_addr *src, const char *endpoint);
 /* Accepted side: created on the listener's thread with a connected handle. */
 zl_session *zl_session_create_accepted(struct zl_socket *socket,

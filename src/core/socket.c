@@ -988,6 +988,41 @@ int zlink_bind(void *handle, const char *endpoint)
     return 0;
 }
 
+/* Where a connect goes: an address, or a host name whose session looks
+ * it up before each attempt ("host:port" in lookup); and its source. */
+typedef struct connect_target {
+    zl_addr addr, src;
+    bool has_src, is_name;
+    char lookup[300];
+} connect_target;
+
+static int resolve_connect_target(const zl_socket *s, zl_transport transport,
+                                  const char *rest, connect_target *t)
+{
+    memset(t, 0, sizeof *t);
+    bool ipv6 = s->options.ipv6;
+#if defined(ZLINK_WITH_WS)
+    if (transport == ZL_TRANSPORT_WS || transport == ZL_TRANSPORT_WSS) {
+        char path[ZL_WS_PATH_MAX];
+        if (zl_ws_endpoint_split(rest, t->lookup, sizeof t->lookup, path,
+                                 sizeof path) != 0)
+            return -1;
+        return zl_tcp_connect_target(t->lookup, ipv6, &t->addr, &t->is_name);
+    }
+#endif
+    if (!zl_transport_is_tcp(transport))
+        return zl_ipc_resolve(rest, false, &t->addr, NULL, 0);
+    const char *semi = strrchr(rest, ';');
+    const char *dst = semi ? semi + 1 : rest;
+    if (strlen(dst) >= sizeof t->lookup) {
+        errno = EINVAL;
+        return -1;
+    }
+    memcpy(t->lookup, dst, strlen(dst) + 1);
+    return zl_tcp_resolve_connect(rest, ipv6, &t->addr, &t->is_name, &t->src,
+                                  &t->has_src);
+}
+
 int zlink_connect(void *handle, const char *endpoint)
 {
     zl_socket *s = zl_socket_from_handle(handle);
@@ -1002,30 +1037,21 @@ int zlink_connect(void *handle, const char *endpoint)
         zl_options_consume_connect_id(&s->options);
         return add_endpoint(s, endpoint, endpoint, NULL, ours);
     }
-    zl_addr addr, src;
-    bool has_src = false;
-    int rc;
-#if defined(ZLINK_WITH_WS)
-    if (transport == ZL_TRANSPORT_WS || transport == ZL_TRANSPORT_WSS) {
-        char hostport[300], path[ZL_WS_PATH_MAX];
-        rc = zl_ws_endpoint_split(rest, hostport, sizeof hostport, path,
-                                  sizeof path);
-        if (rc == 0)
-            rc = zl_tcp_resolve(hostport, false, s->options.ipv6, &addr);
-    } else
-#endif
-        rc = zl_transport_is_tcp(transport)
-                 ? zl_tcp_resolve_connect(rest, s->options.ipv6, &addr, &src,
-                                          &has_src)
-                 : zl_ipc_resolve(rest, false, &addr, NULL, 0);
+    connect_target target;
+    int rc = resolve_connect_target(s, transport, rest, &target);
     if (rc != 0 || zl_stream_prepare(&s->options, transport, false) != 0)
         return -1;
+    if (target.is_name && !zl_ctx_resolver(s->ctx)) {
+        errno = ENOMEM;
+        return -1;
+    }
     zl_io_thread *thread = zl_ctx_choose_thread(s->ctx);
     if (!thread)
         return -1;
     size_t pipes_before = s->pipe_count;
     zl_session *session = zl_session_create_connect(
-        s, thread, &addr, has_src ? &src : NULL, endpoint);
+        s, thread, &target.addr, target.is_name ? target.lookup : NULL,
+        target.has_src ? &target.src : NULL, endpoint);
     if (!session) {
         errno = ENOMEM;
         return -1;

@@ -2,6 +2,7 @@
  * OS calls here). */
 #include "address.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -262,13 +263,45 @@ int zl_tcp_resolve(const char *hostport, bool for_bind, bool ipv6, zl_addr *out)
     return resolve_hostport(hostport, rules, for_bind, ipv6, out);
 }
 
+/* A host name as libzmq's connect checks it: letters, digits, '-', '.' and
+ * '_' (a name with spaces or other bytes can never resolve). */
+static bool plausible_name(const char *host)
+{
+    if (*host == '\0' || strlen(host) > 253)
+        return false;
+    for (const char *p = host; *p; p++)
+        if (!isalnum((unsigned char)*p) && *p != '-' && *p != '.' && *p != '_')
+            return false;
+    return true;
+}
+
+int zl_tcp_connect_target(const char *hostport, bool ipv6, zl_addr *out,
+                          bool *is_name)
+{
+    /* Literals only here: a name is looked up at each attempt. */
+    host_rules rules = {.any_literal = true};
+    *is_name = false;
+    if (resolve_hostport(hostport, rules, false, ipv6, out) == 0)
+        return 0;
+    if (errno != ENODEV)
+        return -1;
+    char host[256];
+    if (zl_tcp_host(hostport, host, sizeof host) != 0 ||
+        !plausible_name(host)) {
+        errno = EINVAL;
+        return -1;
+    }
+    *is_name = true;
+    return 0;
+}
+
 int zl_tcp_resolve_connect(const char *rest, bool ipv6, zl_addr *dst,
-                           zl_addr *src, bool *has_src)
+                           bool *dst_is_name, zl_addr *src, bool *has_src)
 {
     const char *semi = strrchr(rest, ';');
     *has_src = semi != NULL;
     if (!semi)
-        return zl_tcp_resolve(rest, false, ipv6, dst);
+        return zl_tcp_connect_target(rest, ipv6, dst, dst_is_name);
     char source[300];
     size_t n = (size_t)(semi - rest);
     if (n == 0 || n >= sizeof source) {
@@ -284,7 +317,7 @@ int zl_tcp_resolve_connect(const char *rest, bool ipv6, zl_addr *dst,
         .wildcard = true, .nic = true, .dns = true, .any_literal = true};
     if (resolve_hostport(source, rules, true, ipv6, src) != 0)
         return -1;
-    return zl_tcp_resolve(semi + 1, false, ipv6, dst);
+    return zl_tcp_connect_target(semi + 1, ipv6, dst, dst_is_name);
 }
 
 static int make_tmpdir(char *tmpdir, size_t cap)

@@ -42,11 +42,18 @@ int zl_tcp_host(const char *hostport, char *buf, size_t cap);
 int zl_tcp_resolve(const char *hostport, bool for_bind, bool ipv6,
                    zl_addr *out);
 
+/* A connect's "host:port": an address literal into *out, or a host name
+ * (*is_name), which the connecting session looks up at each attempt, as
+ * libzmq does. -1 with EINVAL when it can be neither. */
+int zl_tcp_connect_target(const char *hostport, bool ipv6, zl_addr *out,
+                          bool *is_name);
+
 /* A connect's "host:port" or "src;host:port" (libzmq's source-address
- * form: src is "host:port", "*:port", "interface:port" or a bare host,
- * never looked up in DNS). *has_src tells whether src was given. */
+ * form: src is "host:port", "*:port", "interface:port", a bare host, or a
+ * DNS name, resolved now). *has_src tells whether src was given; the
+ * destination is as zl_tcp_connect_target's. */
 int zl_tcp_resolve_connect(const char *rest, bool ipv6, zl_addr *dst,
-                           zl_addr *src, bool *has_src);
+                           bool *dst_is_name, zl_addr *src, bool *has_src);
 
 /* "path", "@abstract", or "*" (for_bind: a fresh temporary directory; its
  * path is written into tmpdir, else tmpdir is set to ""). */
