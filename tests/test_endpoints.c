@@ -72,6 +72,33 @@ START_TEST(source_address_traffic)
 }
 END_TEST
 
+/* A wildcard source ("*:0") is any local address of the destination's
+ * family, whichever family ZLINK_IPV6 gives "*". */
+START_TEST(wildcard_source_takes_the_destination_family)
+{
+    void *ctx = zt_ctx();
+    const char *binds[] = {"tcp://127.0.0.1:*", "tcp://[::1]:*"};
+    for (int ipv6 = 0; ipv6 < 2; ipv6++)
+        for (int b = 0; b < 2; b++) {
+            void *server = zt_socket(ctx, ZLINK_PAIR);
+            zt_set_int(server, ZLINK_IPV6, 1);
+            char ep[300], with_src[340];
+            zt_bind(server, binds[b]);
+            zt_last_endpoint(server, ep, sizeof ep);
+            void *client = zt_socket(ctx, ZLINK_PAIR);
+            zt_set_int(client, ZLINK_IPV6, ipv6);
+            snprintf(with_src, sizeof with_src, "tcp://*:0;%s",
+                     ep + strlen("tcp://"));
+            zt_connect(client, with_src);
+            zt_send_str(client, "from anywhere", 0);
+            zt_recv_str(server, "from anywhere");
+            zt_close(client);
+            zt_close(server);
+        }
+    zt_term(ctx);
+}
+END_TEST
+
 /* A connect from a port to that same port is answered by the socket itself
  * (TCP's simultaneous open), as a connect to an unused local port is when
  * the kernel happens to pick that port as the source. It counts as
@@ -112,6 +139,9 @@ START_TEST(source_address_errors)
         zlink_connect(s, "tcp://zlink-no-such-host.invalid:0;127.0.0.1:5555"),
         ENODEV);
     zt_expect_errno(zlink_connect(s, "tcp://127.0.0.1:0;127.0.0.1:*"), EINVAL);
+    /* A source of one family and an address of the other never meet. */
+    zt_expect_errno(zlink_connect(s, "tcp://[::1]:0;127.0.0.1:5555"), EINVAL);
+    zt_expect_errno(zlink_connect(s, "tcp://127.0.0.1:0;[::1]:5555"), EINVAL);
     zt_close(s);
     zt_term(ctx);
 }
@@ -208,6 +238,7 @@ static Suite *endpoints_suite(void)
     tcase_add_test(tc, source_address_seen_by_peer);
     tcase_add_test(tc, source_address_traffic);
     tcase_add_test(tc, source_address_errors);
+    tcase_add_test(tc, wildcard_source_takes_the_destination_family);
     tcase_add_test(tc, connect_never_reaches_itself);
     tcase_add_test(tc, interface_name_bind);
     tcase_add_test(tc, unknown_interface);

@@ -457,9 +457,16 @@ static void connect_to_addr(zl_session *s)
 {
     int err = 0;
     zl_loop *loop = s->base.thread->loop;
+    /* A name may resolve to the family its source is not: that attempt
+     * fails, as one to a peer that is not there. */
+    zl_addr src;
+    bool src_usable =
+        !s->has_src || zl_tcp_connect_source(&s->src, &s->addr, &src) == 0;
     s->connecting =
-        zl_handle_connect_ex(loop, &s->addr, s->has_src ? &s->src : NULL,
-                             &s->options.tcp, &s->connect_op, &err);
+        src_usable
+            ? zl_handle_connect_ex(loop, &s->addr, s->has_src ? &src : NULL,
+                                   &s->options.tcp, &s->connect_op, &err)
+            : NULL;
     if (!s->connecting) {
         zl_monitor_event(s->socket, ZLINK_EVENT_CLOSED, 0, s->endpoint);
         schedule_reconnect(s);

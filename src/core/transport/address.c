@@ -315,9 +315,50 @@ int zl_tcp_resolve_connect(const char *rest, bool ipv6, zl_addr *dst,
         memcpy(source + n, ":0", 3);
     host_rules rules = {
         .wildcard = true, .nic = true, .dns = true, .any_literal = true};
-    if (resolve_hostport(source, rules, true, ipv6, src) != 0)
+    if (resolve_hostport(source, rules, true, ipv6, src) != 0 ||
+        zl_tcp_connect_target(semi + 1, ipv6, dst, dst_is_name) != 0)
         return -1;
-    return zl_tcp_connect_target(semi + 1, ipv6, dst, dst_is_name);
+    /* A source of one family cannot reach an address of the other: say so
+     * now, where libzmq accepts it and never connects. */
+    zl_addr usable;
+    if (!*dst_is_name && zl_tcp_connect_source(src, dst, &usable) != 0) {
+        errno = EINVAL;
+        return -1;
+    }
+    return 0;
+}
+
+static bool is_any_address(const zl_addr *a)
+{
+    if (a->u.sa.sa_family == AF_INET)
+        return a->u.in4.sin_addr.s_addr == INADDR_ANY;
+    static const unsigned char zero[16];
+    return a->u.sa.sa_family == AF_INET6 &&
+           memcmp(&a->u.in6.sin6_addr, zero, sizeof zero) == 0;
+}
+
+int zl_tcp_connect_source(const zl_addr *src, const zl_addr *dst, zl_addr *out)
+{
+    *out = *src;
+    int family = dst->u.sa.sa_family;
+    if (src->u.sa.sa_family == family)
+        return 0;
+    if (!is_any_address(src))
+        return -1;
+    /* "*:port" means any local address, of whichever family dst is. */
+    uint16_t port = src->u.sa.sa_family == AF_INET6 ? src->u.in6.sin6_port
+                                                    : src->u.in4.sin_port;
+    memset(out, 0, sizeof *out);
+    if (family == AF_INET6) {
+        out->u.in6.sin6_family = AF_INET6;
+        out->u.in6.sin6_port = port;
+        out->len = sizeof out->u.in6;
+    } else {
+        out->u.in4.sin_family = AF_INET;
+        out->u.in4.sin_port = port;
+        out->len = sizeof out->u.in4;
+    }
+    return 0;
 }
 
 static int make_tmpdir(char *tmpdir, size_t cap)

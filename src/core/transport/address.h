@@ -51,9 +51,15 @@ int zl_tcp_connect_target(const char *hostport, bool ipv6, zl_addr *out,
 /* A connect's "host:port" or "src;host:port" (libzmq's source-address
  * form: src is "host:port", "*:port", "interface:port", a bare host, or a
  * DNS name, resolved now). *has_src tells whether src was given; the
- * destination is as zl_tcp_connect_target's. */
+ * destination is as zl_tcp_connect_target's. EINVAL when src and an
+ * address dst are of families that cannot meet. */
 int zl_tcp_resolve_connect(const char *rest, bool ipv6, zl_addr *dst,
                            bool *dst_is_name, zl_addr *src, bool *has_src);
+
+/* The source to bind for a connect from src to dst: src itself, or for a
+ * wildcard source ("*:port") of the other family, that family's wildcard.
+ * -1 when src is an address of the other family. */
+int zl_tcp_connect_source(const zl_addr *src, const zl_addr *dst, zl_addr *out);
 
 /* "path", "@abstract", or "*" (for_bind: a fresh temporary directory; its
  * path is written into tmpdir, else tmpdir is set to ""). */
