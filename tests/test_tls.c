@@ -737,6 +737,61 @@ START_TEST(raw_stall_mid_handshake)
 }
 END_TEST
 
+/* Connections that send nothing hold neither mbedTLS's record buffers nor
+ * a read buffer: the server takes them once the peer speaks. Before, each
+ * such connection held some 100 KB for all of HANDSHAKE_IVL. */
+#define SILENT_PEERS 100
+/* Sanitizers pad and quarantine allocations: RSS is not held to a bound. */
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define UNDER_SANITIZER 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define UNDER_SANITIZER 1
+#endif
+#endif
+
+static size_t resident_bytes(void)
+{
+    size_t bytes = 0;
+#if defined(__linux__)
+    FILE *f = fopen("/proc/self/statm", "r");
+    unsigned long size, resident;
+    if (f && fscanf(f, "%lu %lu", &size, &resident) == 2)
+        bytes = (size_t)resident * (size_t)sysconf(_SC_PAGESIZE);
+    if (f)
+        fclose(f);
+#endif
+    return bytes;
+}
+
+START_TEST(silent_peers_cost_little)
+{
+    hostile h;
+    hostile_open(&h, 0);
+    check_good_peer(&h);
+    unsigned setups = zl_tls_setups_total();
+    size_t before = resident_bytes();
+    raw_fd fds[SILENT_PEERS];
+    for (int i = 0; i < SILENT_PEERS; i++)
+        fds[i] = raw_connect(h.port);
+    ck_assert(zl_test_wait_event(h.monitor, ZLINK_EVENT_ACCEPTED, SILENT_PEERS,
+                                 TLS_WAIT_MS));
+    check_good_peer(&h); /* and the I/O thread has seen them all */
+    size_t after = resident_bytes();
+    size_t growth = after > before ? after - before : 0;
+    fprintf(stderr, "%d silent tls peers: RSS +%zu KiB\n", SILENT_PEERS,
+            growth >> 10);
+    ck_assert_uint_eq(zl_tls_setups_total(), setups);
+#if defined(__linux__) && !defined(UNDER_SANITIZER)
+    ck_assert_msg(growth < SILENT_PEERS * 24 * 1024,
+                  "%d silent peers took %zu KiB", SILENT_PEERS, growth >> 10);
+#endif
+    for (int i = 0; i < SILENT_PEERS; i++)
+        raw_close(fds[i]);
+    hostile_close(&h);
+}
+END_TEST
+
 /* ---- a real TLS client that misbehaves after its handshake ---- */
 
 static int raw_bio_send(void *ctx, const unsigned char *buf, size_t len)
@@ -1198,6 +1253,7 @@ static Suite *tls_suite(void)
     TCase *hostile_input = tcase_create("hostile");
     tcase_set_timeout(hostile_input, 120);
     tcase_add_test(hostile_input, raw_garbage);
+    tcase_add_test(hostile_input, silent_peers_cost_little);
     tcase_add_test(hostile_input, raw_oversized_record);
     tcase_add_test(hostile_input, raw_truncated_record);
     tcase_add_test(hostile_input, raw_stall_mid_handshake);

@@ -56,6 +56,11 @@ typedef struct tls_stream {
     zl_stream *lower;
     zl_tls_settings *settings; /* keeps the shared mbedTLS config alive */
     bool client;
+    /* A server sets mbedTLS up (its record buffers are some 33 KB) only
+     * when the peer's first bytes arrive: a connection that never speaks
+     * costs little. */
+    const mbedtls_ssl_config *conf;
+    bool ssl_ready;
     mbedtls_ssl_context ssl;
     /* A client's server as it checks it ("name\nhost:port"); whether it
      * offered a kept session; whether the server's certificate was part
@@ -132,7 +137,12 @@ typedef struct tls_stream {
 
 static void pump(tls_stream *t);
 
-static atomic_uint resumed_total, own_records_total;
+static atomic_uint resumed_total, own_records_total, setups_total;
+
+unsigned zl_tls_setups_total(void)
+{
+    return atomic_load_explicit(&setups_total, memory_order_relaxed);
+}
 
 unsigned zl_tls_resumed_total(void)
 {
@@ -594,8 +604,31 @@ static void start_own_records(tls_stream *t)
     mbedtls_platform_zeroize(&t->secrets, sizeof t->secrets);
 }
 
+static int setup_ssl(tls_stream *t, const char *hostname)
+{
+    if (mbedtls_ssl_setup(&t->ssl, t->conf) != 0 ||
+        (t->client && hostname &&
+         mbedtls_ssl_set_hostname(&t->ssl, hostname) != 0))
+        return -1;
+    mbedtls_ssl_set_bio(&t->ssl, t, bio_send, bio_recv, NULL);
+#if MBEDTLS_VERSION_NUMBER >= 0x03000000
+    mbedtls_ssl_set_export_keys_cb(&t->ssl, export_keys, t);
+#endif
+    t->ssl_ready = true;
+    atomic_fetch_add_explicit(&setups_total, 1, memory_order_relaxed);
+    return 0;
+}
+
 static void step_handshake(tls_stream *t)
 {
+    if (!t->ssl_ready) {
+        if (t->in_pos == t->in_len)
+            return; /* the peer has said nothing yet */
+        if (setup_ssl(t, NULL) != 0) {
+            set_failure(t, -ENOMEM, 0, 0);
+            return;
+        }
+    }
     int rc = run_handshake(t);
     if (rc == MBEDTLS_ERR_SSL_WANT_READ || rc == MBEDTLS_ERR_SSL_WANT_WRITE)
         return;
@@ -953,7 +986,8 @@ static void pump(tls_stream *t)
             else
                 set_failure(t, ZL_EOF, 0, 0);
         } else if (t->in_pos == t->in_len) {
-            read_lower(t, false);
+            /* No buffer is taken before the peer has sent something. */
+            read_lower(t, !t->in && !t->lower_readable);
         }
     }
     if (t->failure.status)
@@ -1099,25 +1133,21 @@ zl_stream *zl_tls_stream_create(zl_loop *loop, zl_stream *lower,
         return NULL;
     }
     mbedtls_ssl_init(&t->ssl);
+    t->conf = conf;
+    t->client = client;
     const char *name = zl_tls_settings_hostname(options->tls);
     if (!name)
         name = hostname;
-    if (mbedtls_ssl_setup(&t->ssl, conf) != 0 ||
-        (client && name && mbedtls_ssl_set_hostname(&t->ssl, name) != 0)) {
+    if (client && setup_ssl(t, name) != 0) {
         mbedtls_ssl_free(&t->ssl);
         free(t);
         *err = ENOMEM;
         return NULL;
     }
-    mbedtls_ssl_set_bio(&t->ssl, t, bio_send, bio_recv, NULL);
-#if MBEDTLS_VERSION_NUMBER >= 0x03000000
-    mbedtls_ssl_set_export_keys_cb(&t->ssl, export_keys, t);
-#endif
     t->base.ops = &tls_ops;
     t->base.handle = lower->handle;
     t->loop = loop;
     t->lower = lower;
-    t->client = client;
     t->settings = zl_tls_settings_ref(options->tls);
     if (client) {
         t->peer = peer_key(name, endpoint);

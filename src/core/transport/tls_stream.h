@@ -25,6 +25,9 @@ zl_stream *zl_tls_stream_create(zl_loop *loop, zl_stream *lower,
 /* Client handshakes that resumed a kept session, since the process began
  * (for tests). */
 unsigned zl_tls_resumed_total(void);
+/* TLS connections whose mbedTLS context was set up, in this process (for
+ * tests: a server's waits for the peer's first bytes). */
+unsigned zl_tls_setups_total(void);
 /* Handshakes after which zlink sealed and opened the records itself
  * (tls_record.h), since the process began (for tests). */
 unsigned zl_tls_own_records_total(void);
