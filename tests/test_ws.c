@@ -603,6 +603,47 @@ START_TEST(slowloris_upgrade)
 }
 END_TEST
 
+/* HANDSHAKE_IVL counts from the accept, the upgrade included: a peer that
+ * upgrades late and then says nothing goes at the interval, not an
+ * interval after its upgrade. Either way the monitor says ETIMEDOUT. */
+#define IVL_MS 1000
+
+START_TEST(handshake_ivl_spans_the_upgrade)
+{
+    arena a;
+    arena_open(&a, IVL_MS);
+    ck_assert_int_eq(
+        zlink_socket_monitor(a.server, "inproc://ws-mon-ivl",
+                             ZLINK_EVENT_HANDSHAKE_FAILED_NO_DETAIL),
+        0);
+    void *mon = zt_socket(a.ctx, ZLINK_PAIR);
+    zt_connect(mon, "inproc://ws-mon-ivl");
+    /* Silent: the upgrade's own timer. */
+    raw_fd quiet = raw_connect(a.port);
+    expect_monitor_event(mon, ZLINK_EVENT_HANDSHAKE_FAILED_NO_DETAIL,
+                         ETIMEDOUT);
+    ck_assert(raw_closed_by_peer(quiet, ZT_TIMEOUT_MS));
+    raw_close(quiet);
+    /* Upgraded late, then silent: the engine's timer, with what was left. */
+    raw_fd fd = raw_connect(a.port);
+    uint64_t start = zl_test_now_ms();
+    zl_test_sleep_ms(IVL_MS * 9 / 10);
+    send_upgrade(fd, "/h", "ZWS2.0", NULL);
+    char answer[1024];
+    ck_assert_int_eq(read_answer(fd, answer, sizeof answer), 101);
+    ck_assert(raw_closed_by_peer(fd, ZT_TIMEOUT_MS));
+    uint64_t took = zl_test_now_ms() - start;
+    /* An interval after the upgrade would be 1.9 intervals. */
+    ck_assert_msg(took < IVL_MS * 17 / 10, "closed after %llu ms",
+                  (unsigned long long)took);
+    expect_monitor_event(mon, ZLINK_EVENT_HANDSHAKE_FAILED_NO_DETAIL,
+                         ETIMEDOUT);
+    raw_close(fd);
+    zt_close(mon);
+    arena_check_and_close(&a);
+}
+END_TEST
+
 /* Frames that break RFC 6455 after a good upgrade: each closes, with a
  * HANDSHAKE_FAILED_PROTOCOL event that says ws. */
 START_TEST(hostile_frames)
@@ -878,6 +919,7 @@ Suite *ws_suite(void)
     tcase_add_test(tc, raw_client_router_echo);
     tcase_add_test(tc, hostile_upgrades);
     tcase_add_test(tc, slowloris_upgrade);
+    tcase_add_test(tc, handshake_ivl_spans_the_upgrade);
     tcase_add_test(tc, hostile_frames);
     tcase_add_test(tc, max_msg_size);
     tcase_add_test(tc, client_against_raw_server);

@@ -794,17 +794,21 @@ zl_session *zl_session_create_accepted(zl_socket *socket, zl_io_thread *thread,
     return s;
 }
 
-zl_session *zl_session_create_accepted_stream(zl_socket *socket,
-                                              zl_io_thread *thread,
-                                              const zl_options *options,
-                                              zl_stream *stream,
-                                              const char *endpoint)
+zl_session *zl_session_create_accepted_stream(
+    zl_socket *socket, zl_io_thread *thread, const zl_options *options,
+    zl_stream *stream, uint64_t handshake_spent_ms, const char *endpoint)
 {
     zl_session *s = session_new(socket, thread, options, endpoint);
     if (!s) {
         zl_stream_close(stream);
         return NULL;
     }
+    /* HANDSHAKE_IVL counts from the accept: the engine has what is left. */
+    int ivl = s->options.handshake_ivl;
+    if (ivl > 0)
+        s->options.handshake_ivl = handshake_spent_ms < (uint64_t)ivl
+                                       ? ivl - (int)handshake_spent_ms
+                                       : 1;
     set_buffer_sizes(stream->handle, options, endpoint);
     if (!start_engine_on(s, stream)) {
         session_free_unstarted(s);

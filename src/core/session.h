@@ -74,13 +74,15 @@ zl_session *zl_session_create_accepted(struct zl_socket *socket,
                                        zl_handle *handle, const char *endpoint);
 
 /* Accepted side, for a stream whose transport handshake its listener
- * already ran (a WebSocket upgrade routed by its path). Takes the stream
- * over, closing it on failure. */
+ * already ran (a WebSocket upgrade routed by its path), which took
+ * handshake_spent_ms of HANDSHAKE_IVL. Takes the stream over, closing it
+ * on failure. */
 struct zl_stream;
 zl_session *zl_session_create_accepted_stream(struct zl_socket *socket,
                                               zl_io_thread *thread,
                                               const zl_options *options,
                                               struct zl_stream *stream,
+                                              uint64_t handshake_spent_ms,
                                               const char *endpoint);
 
 /* Called by the engine. */

@@ -174,7 +174,8 @@ void zl_listener_object_detached(zl_listener_object *l)
     destroy(l);
 }
 
-void zl_listener_object_adopt(zl_listener_object *l, zl_stream *stream)
+void zl_listener_object_adopt(zl_listener_object *l, zl_stream *stream,
+                              uint64_t handshake_spent_ms)
 {
     if (l->terminating) {
         zl_stream_close(stream);
@@ -184,7 +185,8 @@ void zl_listener_object_adopt(zl_listener_object *l, zl_stream *stream)
                      (uint64_t)zl_handle_os_socket(stream->handle),
                      l->endpoint);
     zl_session *s = zl_session_create_accepted_stream(
-        l->socket, l->base.thread, &l->options, stream, l->endpoint);
+        l->socket, l->base.thread, &l->options, stream, handshake_spent_ms,
+        l->endpoint);
     if (s)
         add_child(l, s);
 }

@@ -35,8 +35,10 @@ int zl_listener_object_create_routed(struct zl_socket *socket,
                                      void *detach_arg,
                                      zl_listener_object **out);
 void zl_listener_object_detached(zl_listener_object *l);
-/* A connection the port upgraded for our path: a session takes it. */
-void zl_listener_object_adopt(zl_listener_object *l, struct zl_stream *stream);
+/* A connection the port upgraded for our path: a session takes it, with
+ * what the upgrade took already spent of HANDSHAKE_IVL. */
+void zl_listener_object_adopt(zl_listener_object *l, struct zl_stream *stream,
+                              uint64_t handshake_spent_ms);
 const zl_options *zl_listener_object_options(const zl_listener_object *l);
 struct zl_socket *zl_listener_object_socket(const zl_listener_object *l);
 const char *zl_listener_object_endpoint(const zl_listener_object *l);

@@ -32,6 +32,7 @@ typedef struct upgrade {
     zl_stream *stream;
     zl_op op;
     zl_timer timer;
+    uint64_t accepted_ms; /* HANDSHAKE_IVL runs from here, the upgrade too */
     bool closed; /* we closed the stream; its handshake completes cancelled */
     struct upgrade *prev, *next;
 } upgrade;
@@ -173,7 +174,9 @@ static void on_upgraded(zl_op *op, int status, size_t bytes)
         uv_mutex_unlock(&registry_lock);
         /* Routes leave only on this thread: owner is still alive. */
         if (owner)
-            zl_listener_object_adopt(owner, up->stream);
+            zl_listener_object_adopt(owner, up->stream,
+                                     zl_loop_now(p->base.thread->loop) -
+                                         up->accepted_ms);
         else
             zl_stream_close(up->stream); /* unbound meanwhile */
     }
@@ -185,7 +188,7 @@ static void on_upgrade_timeout(zl_timer *t)
 {
     upgrade *up = t->data;
     up->closed = true;
-    report_to_all(up->port, ZLINK_EVENT_HANDSHAKE_FAILED_NO_DETAIL, 0);
+    report_to_all(up->port, ZLINK_EVENT_HANDSHAKE_FAILED_NO_DETAIL, ETIMEDOUT);
     zl_stream_close(up->stream); /* its handshake completes cancelled */
 }
 
@@ -211,6 +214,7 @@ static void start_upgrade(zl_ws_port *p, zl_handle *h)
     up->op.data = up;
     up->timer.cb = on_upgrade_timeout;
     up->timer.data = up;
+    up->accepted_ms = zl_loop_now(loop);
     up->next = p->upgrades;
     if (p->upgrades)
         p->upgrades->prev = up;
