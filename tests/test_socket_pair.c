@@ -290,8 +290,9 @@ START_TEST(pair_msg_recv_replaces_content)
 }
 END_TEST
 
-/* PAIR talks to one peer: a second connection is refused and the first
- * keeps working. */
+/* PAIR talks to one peer: a second connection is refused, with the
+ * monitor's DISCONNECTED where there is a connection to close, and the
+ * first keeps working. */
 START_TEST(pair_refuses_second_peer)
 {
     zt_pair f;
@@ -299,6 +300,11 @@ START_TEST(pair_refuses_second_peer)
         return;
     zt_send_str(f.connecter, "first", 0);
     zt_recv_str(f.binder, "first");
+    bool networked = _i != ZT_INPROC && _i != ZT_INPROC_CONNECT_FIRST;
+    void *monitor =
+        networked ? zl_test_monitor_open(f.ctx, f.binder, "inproc://refusals",
+                                         ZLINK_EVENT_DISCONNECTED)
+                  : NULL;
     void *second = zt_socket(f.ctx, ZLINK_PAIR);
     zt_connect_over(second, _i, f.endpoint);
     zlink_send(second, "second", 6, ZLINK_DONTWAIT);
@@ -309,6 +315,12 @@ START_TEST(pair_refuses_second_peer)
     zt_expect_errno(zlink_recv(f.binder, buf, sizeof buf, 0), EAGAIN);
     zt_send_str(f.binder, "back", 0);
     zt_recv_str(f.connecter, "back");
+    /* The binder refused the second peer as it took its commands. */
+    if (monitor) {
+        ck_assert(zl_test_wait_event(monitor, ZLINK_EVENT_DISCONNECTED, 1,
+                                     ZT_TIMEOUT_MS));
+        zt_close(monitor);
+    }
     zt_close(second);
     zt_pair_close(&f);
 }

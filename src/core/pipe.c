@@ -1098,6 +1098,11 @@ void zl_pipe_give_up(zl_pipe *p)
     terminate(p, ZL_PIPE_TERM_KEEP_CONNECTION);
 }
 
+void zl_pipe_refuse(zl_pipe *p)
+{
+    terminate(p, ZL_PIPE_TERM_REFUSED);
+}
+
 void zl_pipe_hiccup(zl_pipe *p)
 {
     if (!p->terminated)

@@ -222,6 +222,10 @@ void zl_pipe_terminate(zl_pipe *p);
  * peer reconnect and take the id back. */
 void zl_pipe_give_up(zl_pipe *p);
 #define ZL_PIPE_TERM_KEEP_CONNECTION 1
+/* As zl_pipe_terminate, for a peer the socket turns away (a PAIR's second
+ * peer): the session closes the connection and reports DISCONNECTED. */
+void zl_pipe_refuse(zl_pipe *p);
+#define ZL_PIPE_TERM_REFUSED 2
 /* This end is done. No command for it will be delivered after this (those
  * in flight are discarded by zl_pipe_cmd_live). */
 void zl_pipe_release(zl_pipe *p);

@@ -673,7 +673,11 @@ static void session_pipe_command(zl_io_object *obj, const zl_cmd *cmd)
             break;
         }
         /* The socket let go of the pipe (close, or PAIR refusing a second
-         * peer). Deliver what it queued, then end. */
+         * peer). Deliver what it queued, then end. A refused peer's
+         * connection is closed by us: the monitor hears of it. */
+        if (cmd->arg == ZL_PIPE_TERM_REFUSED && s->engine && !s->terminating)
+            zl_monitor_event(s->socket, ZLINK_EVENT_DISCONNECTED, s->fd,
+                             s->endpoint);
         begin_termination(s); /* may free s */
         break;
     case ZL_CMD_PEER_HWM:

@@ -34,7 +34,7 @@ static void pair_destroy(zl_socket *s)
  * also puts this end to sleep, so that the delimiter's flush wakes it. */
 static void refuse_pipe(zl_pipe *p)
 {
-    zl_pipe_terminate(p);
+    zl_pipe_refuse(p);
     zl_discard_input(p);
 }
 
