@@ -11,17 +11,20 @@
 #include "socket.h"
 
 /* A request's envelope is its routing id and the labels that proxies in
- * between added, each a frame. A peer controls how many: past this many
- * the request is dropped whole rather than held. */
-#define ENVELOPE_MAX 64
+ * between added, each a frame. Most are a few deep and fit inline; a
+ * deeper one moves to the heap. A peer's message, envelope included, is
+ * capped by ZLINK_MAXMSGPARTS, so the envelope is too, as in libzmq, which
+ * keeps any depth. */
+#define ENVELOPE_INLINE 8
 
 typedef struct rep_state {
     router_state router; /* first: zl_router_ops works on this block */
     bool sending_reply;
     bool request_begins;
     bool dropping; /* the rest of a malformed request */
-    size_t envelope_count;
-    zlink_msg_t envelope[ENVELOPE_MAX];
+    size_t envelope_count, envelope_cap;
+    zlink_msg_t *envelope; /* envelope_inline, or the heap's */
+    zlink_msg_t envelope_inline[ENVELOPE_INLINE];
 } rep_state;
 
 static rep_state *state_of(zl_socket *s)
@@ -36,15 +39,41 @@ static void clear_envelope(rep_state *r)
     r->envelope_count = 0;
 }
 
+/* Room for one more label: false without memory. */
+static bool envelope_room(rep_state *r)
+{
+    if (r->envelope_count < r->envelope_cap)
+        return true;
+    size_t cap = r->envelope_cap * 2;
+    zlink_msg_t *grown = malloc(cap * sizeof *grown);
+    if (!grown)
+        return false;
+    for (size_t i = 0; i < r->envelope_count; i++) {
+        zlink_msg_init(&grown[i]);
+        zlink_msg_move(&grown[i], &r->envelope[i]);
+    }
+    if (r->envelope != r->envelope_inline)
+        free(r->envelope);
+    r->envelope = grown;
+    r->envelope_cap = cap;
+    return true;
+}
+
 static void rep_init(zl_socket *s)
 {
     zl_router_ops.init(s);
-    state_of(s)->request_begins = true;
+    rep_state *r = state_of(s);
+    r->request_begins = true;
+    r->envelope = r->envelope_inline;
+    r->envelope_cap = ENVELOPE_INLINE;
 }
 
 static void rep_destroy(zl_socket *s)
 {
-    clear_envelope(state_of(s));
+    rep_state *r = state_of(s);
+    clear_envelope(r);
+    if (r->envelope != r->envelope_inline)
+        free(r->envelope);
     zl_router_ops.destroy(s);
 }
 
@@ -55,8 +84,8 @@ static void drop(zlink_msg_t *msg)
 }
 
 /* Reads the envelope of the next well-formed request into r->envelope.
- * A request without the empty delimiter, or with too many labels, is
- * dropped whole, as libzmq drops it. */
+ * A request without the empty delimiter is dropped whole, as libzmq drops
+ * it (and one whose envelope finds no memory). */
 static int read_envelope(zl_socket *s, rep_state *r, zlink_msg_t *msg)
 {
     for (;;) {
@@ -74,7 +103,7 @@ static int read_envelope(zl_socket *s, rep_state *r, zlink_msg_t *msg)
             clear_envelope(r);
             continue;
         }
-        if (r->envelope_count == ENVELOPE_MAX) {
+        if (!envelope_room(r)) {
             drop(msg);
             clear_envelope(r);
             r->dropping = true;
