@@ -32,6 +32,10 @@
 /* Ciphertext read per lower read. Held while the connection is busy only:
  * an idle one probes instead, as the engine does. */
 #define CIPHER_IN_CAP (64 * 1024)
+/* A server's first read, before mbedTLS is set up, takes a small buffer: a
+ * ClientHello mostly fits, and a peer that connects and leaves costs
+ * little (an EOF is a read too). */
+#define CIPHER_FIRST_CAP 2048
 /* Ciphertext handed to one lower write: seven full records, as many as
  * the pool block of four takes anyway (its size class is 128 KiB). An
  * engine batch of a little over 64 KiB then leaves in one write, where
@@ -95,7 +99,7 @@ typedef struct tls_stream {
      * room for stays in place: [plain, plain + plain_len). */
     uint8_t *in;
     uint8_t in_class;
-    size_t in_pos, in_len;
+    size_t in_cap, in_pos, in_len;
     uint8_t *plain;
     size_t plain_len;
     zl_op lower_read_op;
@@ -428,7 +432,7 @@ static void release_in(tls_stream *t)
     if (t->in)
         zl_pool_free(t->in, t->in_class);
     t->in = NULL;
-    t->in_pos = t->in_len = 0;
+    t->in_cap = t->in_pos = t->in_len = 0;
     t->plain = NULL;
     t->plain_len = 0;
 }
@@ -508,16 +512,30 @@ static void read_lower(tls_stream *t, bool probe)
         return;
     zl_iovec iov = {NULL, 0};
     if (!probe) {
-        if (!t->in && !(t->in = zl_pool_alloc(CIPHER_IN_CAP, &t->in_class))) {
-            set_failure(t, -ENOMEM, 0, 0);
-            return;
+        size_t cap = t->ssl_ready ? CIPHER_IN_CAP : CIPHER_FIRST_CAP;
+        if (!t->in || (t->in_cap < cap && !t->plain)) {
+            uint8_t cls;
+            uint8_t *in = zl_pool_alloc(cap, &cls);
+            if (!in) {
+                set_failure(t, -ENOMEM, 0, 0);
+                return;
+            }
+            if (t->in) {
+                memcpy(in, t->in + t->in_pos, t->in_len - t->in_pos);
+                t->in_len -= t->in_pos;
+                t->in_pos = 0;
+                zl_pool_free(t->in, t->in_class);
+            }
+            t->in = in;
+            t->in_class = cls;
+            t->in_cap = cap;
         }
         /* mbedTLS takes everything before it asks for more; zlink's own
          * records leave the start of one behind. */
         memmove(t->in, t->in + t->in_pos, t->in_len - t->in_pos);
         t->in_len -= t->in_pos;
         t->in_pos = 0;
-        iov = (zl_iovec){t->in + t->in_len, CIPHER_IN_CAP - t->in_len};
+        iov = (zl_iovec){t->in + t->in_len, t->in_cap - t->in_len};
     } else {
         iov.base = t->record_header; /* nothing is read */
     }
