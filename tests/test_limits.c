@@ -26,15 +26,6 @@
 #define HAVE_MALLINFO2 1
 #endif
 
-/* Sanitizers add redzones, quarantines and shadow memory to every
- * allocation: memory is measured, but not held against the bounds. */
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-#define UNDER_SANITIZER 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
-#define UNDER_SANITIZER 1
-#endif
-#endif
 
 #define WAIT_MS 5000
 
@@ -604,7 +595,7 @@ static void rss_case(size_t size, int conns)
             (double)growth / (double)payload);
     /* The queue did fill: the peers got at least that far. */
     ck_assert_uint_ge(total_sent, payload);
-#if !defined(UNDER_SANITIZER)
+#if !defined(ZL_TEST_UNDER_SANITIZER)
     ck_assert_msg(growth <= 2 * payload + (size_t)conns * RSS_PER_CONN,
                   "%zu B x %d: RSS grew %zu KiB for %zu KiB queued", size,
                   conns, growth >> 10, payload >> 10);

@@ -741,14 +741,6 @@ END_TEST
  * a read buffer: the server takes them once the peer speaks. Before, each
  * such connection held some 100 KB for all of HANDSHAKE_IVL. */
 #define SILENT_PEERS 100
-/* Sanitizers pad and quarantine allocations: RSS is not held to a bound. */
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-#define UNDER_SANITIZER 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
-#define UNDER_SANITIZER 1
-#endif
-#endif
 
 static size_t resident_bytes(void)
 {
@@ -782,7 +774,7 @@ START_TEST(silent_peers_cost_little)
     fprintf(stderr, "%d silent tls peers: RSS +%zu KiB\n", SILENT_PEERS,
             growth >> 10);
     ck_assert_uint_eq(zl_tls_setups_total(), setups);
-#if defined(__linux__) && !defined(UNDER_SANITIZER)
+#if defined(__linux__) && !defined(ZL_TEST_UNDER_SANITIZER)
     ck_assert_msg(growth < SILENT_PEERS * 24 * 1024,
                   "%d silent peers took %zu KiB", SILENT_PEERS, growth >> 10);
 #endif

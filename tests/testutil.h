@@ -4,6 +4,16 @@
 #ifndef ZL_TESTUTIL_H
 #define ZL_TESTUTIL_H
 
+/* Sanitizers add redzones, quarantines and shadow memory to every
+ * allocation: tests measure memory then, but hold it to no bound. */
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define ZL_TEST_UNDER_SANITIZER 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define ZL_TEST_UNDER_SANITIZER 1
+#endif
+#endif
+
 #include <check.h>
 #include <stdbool.h>
 #include <stddef.h>
