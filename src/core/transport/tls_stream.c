@@ -1004,8 +1004,8 @@ static void pump(tls_stream *t)
             else
                 set_failure(t, ZL_EOF, 0, 0);
         } else if (t->in_pos == t->in_len) {
-            /* No buffer is taken before the peer has sent something. */
-            read_lower(t, !t->in && !t->lower_readable);
+            /* A server takes no buffer before the peer has sent something. */
+            read_lower(t, !t->ssl_ready && !t->lower_readable);
         }
     }
     if (t->failure.status)
