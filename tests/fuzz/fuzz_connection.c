@@ -424,7 +424,11 @@ static void run_input(const uint8_t *data, size_t size)
     if (d.monitor)
         zlink_close(d.monitor);
     fake_free_run();
-    zlink_ctx_term(ctx);
+    /* libFuzzer's -timeout raises SIGALRM every timeout/2 + 1 s, which
+     * interrupts the term's wait (EINTR, as libzmq's): it is called again,
+     * as a libzmq program does, or the next input finds this one's loop. */
+    while (zlink_ctx_term(ctx) != 0 && zlink_errno() == EINTR)
+        ;
     for (int i = 0; i < FAKE_CONN_MAX; i++)
         if (d.checks[i].started)
             zl_decoder_destroy(&d.checks[i].decoder);
