@@ -26,7 +26,6 @@
 #define HAVE_MALLINFO2 1
 #endif
 
-
 #define WAIT_MS 5000
 
 /* ---- ZMTP as raw bytes ---- */
@@ -686,6 +685,108 @@ START_TEST(sndhwm_bounds_large_sends)
 }
 END_TEST
 
+/* Sends of a stream of copies of msg what the server takes now, up to
+ * total bytes; true when it took something. */
+static bool send_some(raw_fd fd, const uint8_t *msg, size_t msg_len,
+                      size_t total, size_t *sent)
+{
+    if (*sent >= total)
+        return false;
+    size_t off = *sent % msg_len;
+    ssize_t n = send(fd, msg + off, msg_len - off, 0);
+    if (n < 0)
+        ck_assert_int_eq(errno, EAGAIN);
+    if (n <= 0)
+        return false;
+    *sent += (size_t)n;
+    return true;
+}
+
+/* A peer's messages of many empty parts are held by their parts, not only
+ * their count: a DEALER that does not read stops taking them long before
+ * its RCVHWM of whole messages, and every message still arrives whole once
+ * it reads. Before, the queue took RCVHWM of them: 250 messages of 8000
+ * parts (4 MB of wire, 256 MB of queue slots) here, 1 GB at the default
+ * HWM. Socket buffers of a fixed size on both sides keep what the kernel
+ * holds small and the same from host to host. */
+START_TEST(many_part_messages_are_held_by_their_parts)
+{
+    enum { HWM = 250, PARTS = 8000, MSGS = 300, BUFFER = 64 * 1024 };
+    void *ctx = zlink_ctx_new();
+    void *dealer = zlink_socket(ctx, ZLINK_DEALER);
+    zl_test_set_int(dealer, ZLINK_RCVHWM, HWM);
+    zl_test_set_int(dealer, ZLINK_RCVBUF, BUFFER);
+    zl_test_set_int(dealer, ZLINK_LINGER, 0);
+    void *monitor = open_monitor(ctx, dealer, "inproc://parts-monitor");
+    int port = bind_port(dealer);
+
+    raw_fd fd = socket(AF_INET, SOCK_STREAM, IPPROTO_TCP);
+    ck_assert(fd != RAW_INVALID);
+    int sndbuf = BUFFER;
+    ck_assert_int_eq(
+        setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof sndbuf), 0);
+    struct sockaddr_in addr;
+    memset(&addr, 0, sizeof addr);
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons((unsigned short)port);
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ck_assert_int_eq(connect(fd, (struct sockaddr *)&addr, sizeof addr), 0);
+    uint8_t hs[GREETING_SIZE + 128];
+    raw_send(fd, hs, put_handshake(hs, NULL));
+    ck_assert(
+        wait_events(monitor, ZLINK_EVENT_HANDSHAKE_SUCCEEDED, 1, 0, NULL));
+    set_nonblocking(fd);
+
+    size_t msg_len;
+    uint8_t *msg = put_parts(PARTS, 0, true, &msg_len);
+    size_t total = msg_len * MSGS, sent = 0;
+    /* Until refused for 300 ms, with the application not reading. */
+    uint64_t deadline = zl_test_now_ms() + 20000;
+    uint64_t last_progress = zl_test_now_ms();
+    while (zl_test_now_ms() - last_progress < 300 && sent < total) {
+        ck_assert(zl_test_now_ms() < deadline);
+        if (send_some(fd, msg, msg_len, total, &sent))
+            last_progress = zl_test_now_ms();
+        else
+            zl_test_sleep_ms(5);
+    }
+    fprintf(stderr,
+            "%d-part messages, RCVHWM %d, not read: the server took %zu "
+            "KiB (%zu messages' worth)\n",
+            PARTS, HWM, sent >> 10, sent / msg_len);
+    /* A few messages, the read buffer and the kernel's; the HWM's worth of
+     * whole messages would be 250. */
+    ck_assert_uint_lt(sent / msg_len, 60);
+
+    /* Nothing is lost: every message comes whole as the application reads,
+     * and the peer goes on as it does. */
+    int received = 0;
+    while (received < MSGS) {
+        ck_assert_msg(zl_test_now_ms() < deadline, "got %d of %d messages",
+                      received, MSGS);
+        send_some(fd, msg, msg_len, total, &sent);
+        if (zlink_recv(dealer, NULL, 0, ZLINK_DONTWAIT) != 0) {
+            ck_assert_int_eq(zlink_errno(), EAGAIN);
+            zl_test_sleep_ms(1);
+            continue;
+        }
+        for (int k = 1; k < PARTS; k++)
+            ck_assert_int_eq(zlink_recv(dealer, NULL, 0, 0), 0);
+        int more;
+        size_t more_len = sizeof more;
+        ck_assert_int_eq(
+            zlink_getsockopt(dealer, ZLINK_RCVMORE, &more, &more_len), 0);
+        ck_assert_int_eq(more, 0);
+        received++;
+    }
+    free(msg);
+    raw_close(fd);
+    zlink_close(dealer);
+    zlink_close(monitor);
+    zlink_ctx_term(ctx);
+}
+END_TEST
+
 #endif
 
 static Suite *limits_suite(void)
@@ -707,6 +808,7 @@ static Suite *limits_suite(void)
     tcase_add_loop_test(tc, rss_follows_hwm, 0,
                         2 * (int)(sizeof rss_sizes / sizeof rss_sizes[0]));
     tcase_add_test(tc, sndhwm_bounds_large_sends);
+    tcase_add_test(tc, many_part_messages_are_held_by_their_parts);
 #endif
     suite_add_tcase(s, tc);
     return s;

@@ -52,6 +52,11 @@
 #define PACE_BUDGET_BYTES (8u << 20)
 #define PACE_MIN_PART (32u * 1024)
 #define PACE_MIN_MSGS 4
+/* A queue that weighs parts (zl_pipe_weigh_parts) holds whole messages of
+ * at most this many parts each, on average, up to its HWM: far above any
+ * envelope in use, and a peer's messages of thousands of empty parts then
+ * hold about 1 MiB at the default HWM, not 1 GB. */
+#define PARTS_PER_MSG 8
 
 /* Slots of a chunk of ALIGNED_CHUNK_MSGS or more start on a line
  * (zl_cache_aligned_alloc), so a 128-byte message is two lines, and the slot
@@ -130,6 +135,11 @@ struct zl_msg_queue {
     uint64_t last_large_msg; /* the last message with a large part */
     bool pace_suspended;     /* a send gave up waiting: not pacing until */
     uint64_t pace_resume_at; /* the reader has read this many */
+    /* Parts of whole messages the queue may hold (UINT64_MAX: not
+     * weighed), and a lower bound of parts_read. */
+    bool weighs_parts;
+    uint64_t parts_limit;
+    uint64_t parts_read_seen;
 
     /* Written by the writer, read by the reader. The gaps keep the fields
      * one thread writes off the lines the other writes; the structure comes
@@ -147,6 +157,7 @@ struct zl_msg_queue {
     uint64_t read_limit; /* parts published when we last looked */
     uint64_t read_msgs;
     atomic_uint_least64_t msgs_read;
+    atomic_uint_least64_t parts_read; /* of the msgs_read messages */
 
     /* Armed by the writer at the HWM, disarmed by whichever side wins the
      * exchange, so each arming produces at most one ACTIVATE_WRITE. It is
@@ -204,10 +215,12 @@ static int queue_init(struct zl_msg_queue *q, int hwm)
     q->hwm = (uint64_t)hwm;
     q->lwm = (q->hwm + 1) / 2;
     q->check_limit = hwm_limit(q);
+    q->parts_limit = UINT64_MAX;
     atomic_init(&q->wake_below, q->lwm);
     atomic_init(&q->published, 0);
     atomic_init(&q->published_msgs, 0);
     atomic_init(&q->msgs_read, 0);
+    atomic_init(&q->parts_read, 0);
     atomic_init(&q->writer_waiting, 0);
     atomic_init(&q->spare, NULL);
     return 0;
@@ -405,10 +418,9 @@ static void take_back_writer_wake(struct zl_msg_queue *q)
     atomic_exchange_explicit(&q->writer_waiting, 0, memory_order_relaxed);
 }
 
-/* The queue holds limit messages or more: arms one ACTIVATE_WRITE for
- * when the reader has drained it to wake_below, then looks once more.
- * True when the queue turned out to be under limit after all. */
-static bool arm_writer_wake(zl_pipe *p, uint64_t limit, uint64_t wake_below)
+/* Arms one ACTIVATE_WRITE for when the reader has drained the queue to
+ * wake_below messages, then looks once more at what it read. */
+static void arm_and_look(zl_pipe *p, uint64_t wake_below)
 {
     struct zl_msg_queue *q = p->out;
     /* The reader can only drain (and so wake us) what is published. */
@@ -421,6 +433,16 @@ static bool arm_writer_wake(zl_pipe *p, uint64_t limit, uint64_t wake_below)
     atomic_thread_fence(memory_order_seq_cst);
     q->read_msgs_seen =
         atomic_load_explicit(&q->msgs_read, memory_order_relaxed);
+    q->parts_read_seen =
+        atomic_load_explicit(&q->parts_read, memory_order_relaxed);
+}
+
+/* The queue holds limit messages or more: arms the wake, then looks once
+ * more. True when the queue turned out to be under limit after all. */
+static bool arm_writer_wake(zl_pipe *p, uint64_t limit, uint64_t wake_below)
+{
+    struct zl_msg_queue *q = p->out;
+    arm_and_look(p, wake_below);
     if (q->written_msgs - q->read_msgs_seen < limit) {
         take_back_writer_wake(q);
         return true;
@@ -443,9 +465,33 @@ static inline zl_pipe_room check_room_quick(zl_pipe *p, bool may_pace)
     return check_room(p, may_pace);
 }
 
+static bool parts_room(const struct zl_msg_queue *q)
+{
+    return q->complete_parts - q->parts_read_seen < q->parts_limit;
+}
+
+/* The queue holds its HWM's worth of parts: look at what the reader took,
+ * and if that is not enough, arm ACTIVATE_WRITE for when it has taken half
+ * the messages (or all of one that holds them all). */
+static ZL_NOINLINE bool check_parts_room(zl_pipe *p)
+{
+    struct zl_msg_queue *q = p->out;
+    q->parts_read_seen =
+        atomic_load_explicit(&q->parts_read, memory_order_relaxed);
+    if (parts_room(q))
+        return true;
+    arm_and_look(p, (q->written_msgs - q->read_msgs_seen) / 2);
+    if (parts_room(q)) {
+        take_back_writer_wake(q);
+        return true;
+    }
+    return false;
+}
+
 static inline bool check_write(zl_pipe *p)
 {
-    return check_room_quick(p, false) == ZL_PIPE_ROOM;
+    return check_room_quick(p, false) == ZL_PIPE_ROOM &&
+           (parts_room(p->out) || check_parts_room(p));
 }
 
 static inline zl_pipe_room check_send(zl_pipe *p)
@@ -462,6 +508,20 @@ static inline zl_pipe_room check_send(zl_pipe *p)
 void zl_pipe_set_burst_writer(zl_pipe *p)
 {
     p->out->writes_in_bursts = true;
+}
+
+static void set_parts_limit(struct zl_msg_queue *q)
+{
+    q->parts_limit =
+        q->weighs_parts && q->hwm != 0 && q->hwm <= UINT64_MAX / PARTS_PER_MSG
+            ? q->hwm * PARTS_PER_MSG
+            : UINT64_MAX;
+}
+
+void zl_pipe_weigh_parts(zl_pipe *p)
+{
+    p->out->weighs_parts = true;
+    set_parts_limit(p->out);
 }
 
 bool zl_pipe_check_write(zl_pipe *p)
@@ -538,6 +598,7 @@ bool zl_pipe_set_send_hwm(zl_pipe *p, int hwm)
     q->hwm = (uint64_t)hwm;
     q->lwm = (q->hwm + 1) / 2;
     q->refused_until_read = 0; /* the new HWM decides */
+    set_parts_limit(q);
     /* The pace limit was worked out against the old HWM: the next large
      * part works it out again. */
     stop_pacing(q);
@@ -1030,6 +1091,8 @@ ZL_ALWAYS_INLINE zl_pipe_read_result zl_pipe_read(zl_pipe *p, zlink_msg_t *msg)
          * writer's flag here is repaired by the fenced check in refill()
          * before this end sleeps. */
         atomic_store_explicit(&q->msgs_read, q->read_msgs,
+                              memory_order_relaxed);
+        atomic_store_explicit(&q->parts_read, q->read_parts,
                               memory_order_relaxed);
         if (atomic_load_explicit(&q->writer_waiting, memory_order_relaxed))
             maybe_activate_writer(p);

@@ -73,6 +73,7 @@ static int create_pipe(zl_session *s, zl_pipe **socket_end)
     zl_pipe_set_owner(*socket_end, &s->socket->mailbox, s->socket);
     zl_pipe_set_owner(ours, &s->base.thread->mailbox, s);
     zl_pipe_set_burst_writer(ours);
+    zl_pipe_weigh_parts(ours);
     (*socket_end)->peer_is_session = true;
     /* The socket tells us a newer RCVHWM as it attaches the pipe. */
     (*socket_end)->told_recv_hwm = s->options.rcvhwm;
