@@ -985,6 +985,50 @@ START_TEST(zmtp30_peer)
 }
 END_TEST
 
+/* A READY that names Socket-Type twice is refused when either is a type
+ * we do not talk to, whatever the order, as libzmq checks each; two
+ * acceptable ones are accepted, as there. */
+START_TEST(socket_type_named_twice)
+{
+    fixture f;
+    fx_setup(&f, NO_OPTIONS);
+    const char *pairs[][2] = {{"PUB", "DEALER"}, {"DEALER", "PUB"}};
+    for (size_t i = 0; i < 3; i++) {
+        const char *first = i < 2 ? pairs[i][0] : "DEALER";
+        const char *second = i < 2 ? pairs[i][1] : "DEALER";
+        uint8_t props[64];
+        size_t plen = 0;
+        const char *types[2] = {first, second};
+        for (int k = 0; k < 2; k++) {
+            size_t n = strlen(types[k]);
+            memcpy(props + plen, "\x0bSocket-Type\x00\x00\x00", 15);
+            props[plen + 15] = (uint8_t)n;
+            memcpy(props + plen + 16, types[k], n);
+            plen += 16 + n;
+        }
+        uint8_t out[GREETING_SIZE + 128];
+        make_greeting(out, 1, "NULL");
+        size_t len = GREETING_SIZE +
+                     put_command(out + GREETING_SIZE, "READY", props, plen);
+        current_case = i < 2 ? "a refused type, either order" : "twice DEALER";
+        if (i < 2) {
+            bad_peer(&f, out, len);
+            expect_protocol_failure(&f,
+                                    ZLINK_PROTOCOL_ERROR_ZMTP_INVALID_METADATA);
+        } else {
+            raw_fd fd = raw_connect(f.port);
+            raw_send(fd, out, len);
+            expect_zlink_greeting(fd);
+            expect_ready(fd, "ROUTER");
+            exchange(&f, fd, "twice");
+            raw_close(fd);
+            wait_disconnect(&f);
+        }
+    }
+    fx_teardown(&f);
+}
+END_TEST
+
 START_TEST(libzmq_partial_greeting)
 {
     fixture f;
@@ -1810,6 +1854,7 @@ Suite *bad_input_suite(void)
     TCase *odd = tcase_create("unusual");
     tcase_set_timeout(odd, 30);
     tcase_add_test(odd, zmtp30_peer);
+    tcase_add_test(odd, socket_type_named_twice);
     tcase_add_test(odd, libzmq_partial_greeting);
     tcase_add_test(odd, ping_gets_pong);
     tcase_add_test(odd, no_ping_without_heartbeat);

@@ -74,6 +74,7 @@ bool zl_engine_consume_greeting(zl_engine *e)
 typedef struct ready_props {
     zl_engine *engine;
     int peer_type;
+    bool type_refused; /* a Socket-Type we do not talk to was named */
     zl_blob identity;
     zl_metadata_builder metadata;
 } ready_props;
@@ -119,6 +120,10 @@ static int on_property(void *arg, const uint8_t *name, size_t name_len,
         p->peer_type = zl_socket_type_from_name(value, value_len);
         if (p->peer_type < 0)
             return 1;
+        /* Each one named is checked, as libzmq does: a second cannot
+         * cover for a first we refuse. */
+        if (!zl_socket_types_compatible(p->engine->socket_type, p->peer_type))
+            p->type_refused = true;
     } else if (name_len == 8 && memcmp(name, "Identity", 8) == 0) {
         if (value_len > 255)
             return 1;
@@ -139,7 +144,7 @@ static void on_ready(zl_engine *e, const uint8_t *data, size_t len)
                       : ZLINK_PROTOCOL_ERROR_ZMTP_INVALID_METADATA);
         return;
     }
-    if (!zl_socket_types_compatible(e->socket_type, props.peer_type)) {
+    if (props.type_refused) {
         zl_monitor_event(zl_session_socket(e->session),
                          ZLINK_EVENT_HANDSHAKE_FAILED_PROTOCOL,
                          ZLINK_PROTOCOL_ERROR_ZMTP_INVALID_METADATA,
