@@ -117,6 +117,9 @@ ZLINK_EXPORT int zlink_has(const char *capability);
 #define ZLINK_IO_THREADS 1
 #define ZLINK_MAX_SOCKETS 2
 #define ZLINK_SOCKET_LIMIT 3
+/* Kept and read back (default INT_MAX), as libzmq, which applies it
+ * nowhere: a socket's inbound limit is ZLINK_MAXMSGSIZE. */
+#define ZLINK_MAX_MSGSZ 5
 #define ZLINK_MSG_T_SIZE 6
 #define ZLINK_IO_THREADS_DFLT 1
 #define ZLINK_MAX_SOCKETS_DFLT 1023
@@ -415,7 +418,7 @@ ZLINK_EXPORT const char *zlink_msg_gets(const zlink_msg_t *msg,
 #define ZLINK_PROTOCOL_ERROR_WS_UNSPECIFIED 0x30000000
 /* tls://: why the TLS layer failed (HANDSHAKE_FAILED_PROTOCOL). */
 #define ZLINK_PROTOCOL_ERROR_TLS_UNSPECIFIED 0x40000000
-#define ZLINK_PROTOCOL_ERROR_TLS_NOT_TLS 0x40000001    /* e.g. plaintext ZMTP */
+#define ZLINK_PROTOCOL_ERROR_TLS_NOT_TLS 0x40000001 /* e.g. plaintext ZMTP */
 /* A malformed record, or one whose MAC does not check. */
 #define ZLINK_PROTOCOL_ERROR_TLS_BAD_RECORD 0x40000002
 #define ZLINK_PROTOCOL_ERROR_TLS_OVERSIZED_RECORD 0x40000003

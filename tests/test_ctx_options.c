@@ -43,7 +43,17 @@ START_TEST(values_and_checks)
     zt_expect_errno(zlink_ctx_set(ctx, ZLINK_THREAD_SCHED_POLICY, -1), EINVAL);
     zt_expect_errno(zlink_ctx_set(ctx, ZLINK_BLOCKY, -1), EINVAL);
     zt_expect_errno(zlink_ctx_set(ctx, ZLINK_IPV6, -1), EINVAL);
-    zt_expect_errno(zlink_ctx_set(ctx, ZLINK_THREAD_NAME_PREFIX, -1), EINVAL);
+    /* Any number names the threads, as libzmq. */
+    ck_assert_int_eq(zlink_ctx_set(ctx, ZLINK_THREAD_NAME_PREFIX, -1), 0);
+    ck_assert_int_eq(zlink_ctx_get(ctx, ZLINK_THREAD_NAME_PREFIX), -1);
+    ck_assert_int_eq(zlink_ctx_set(ctx, ZLINK_THREAD_NAME_PREFIX, 123456), 0);
+    ck_assert_int_eq(zlink_ctx_get(ctx, ZLINK_THREAD_NAME_PREFIX), 123456);
+    /* MAX_MSGSZ is kept, as libzmq: INT_MAX, then what was set. */
+    ck_assert_int_eq(ZLINK_MAX_MSGSZ, 5);
+    ck_assert_int_eq(zlink_ctx_get(ctx, ZLINK_MAX_MSGSZ), INT_MAX);
+    ck_assert_int_eq(zlink_ctx_set(ctx, ZLINK_MAX_MSGSZ, 1000), 0);
+    ck_assert_int_eq(zlink_ctx_get(ctx, ZLINK_MAX_MSGSZ), 1000);
+    zt_expect_errno(zlink_ctx_set(ctx, ZLINK_MAX_MSGSZ, -1), EINVAL);
     zt_term(ctx);
 }
 END_TEST

@@ -124,7 +124,7 @@ static const int_case int_cases[] = {
     {ZLINK_IMMEDIATE, {0, 1, 0}, {2, -1}, 2},
     {ZLINK_IPV6, {0, 1, 0}, {2, -1}, 2},
     {ZLINK_HEARTBEAT_IVL, {0, 100, 10000}, {-1}, 1},
-    {ZLINK_HEARTBEAT_TTL, {0, 1000, 6553599}, {-1, 6553600}, 2},
+    {ZLINK_HEARTBEAT_TTL, {-99, 1000, 6553599}, {-100, 6553600}, 2},
     {ZLINK_HEARTBEAT_TIMEOUT, {0, 100, 10000}, {-1}, 1},
     {ZLINK_MAXMSGPARTS, {-1, 1, 100000}, {0, -2}, 2},
 };

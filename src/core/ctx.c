@@ -3,6 +3,7 @@
 #include "ctx.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -173,7 +174,7 @@ void *zlink_ctx_new(void)
     ctx->max_sockets = ZLINK_MAX_SOCKETS_DFLT;
     atomic_init(&ctx->spin_budget_ns, ZLINK_SPIN_BUDGET_DFLT * 1000u);
     ctx->blocky = true;
-    ctx->thread_config.name_prefix = -1;
+    ctx->max_msgsz = INT_MAX;
     ctx->thread_config.sched_policy = ZLINK_THREAD_SCHED_POLICY_DFLT;
     ctx->thread_config.priority = ZLINK_THREAD_PRIORITY_DFLT;
     uv_mutex_init(&ctx->lock);

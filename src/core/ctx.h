@@ -24,6 +24,7 @@ typedef struct zl_ctx {
     /* Context options (ctx_options.c): the defaults of new sockets and
      * what I/O threads are started with. */
     bool blocky, ipv6;
+    int max_msgsz; /* ZLINK_MAX_MSGSZ */
     zl_io_thread_config thread_config;
     zl_io_thread *threads;
     bool started;

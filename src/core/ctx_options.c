@@ -33,7 +33,8 @@ static int remove_cpu(zl_io_thread_config *c, int cpu)
 int zl_ctx_option_set(zl_ctx *ctx, int option, int value)
 {
     zl_io_thread_config *c = &ctx->thread_config;
-    if (value < 0 && option != ZLINK_THREAD_NAME_PREFIX) {
+    if (value < 0 && option != ZLINK_THREAD_NAME_PREFIX &&
+        option != ZLINK_MAX_MSGSZ) {
         errno = EINVAL;
         return -1;
     }
@@ -55,12 +56,19 @@ int zl_ctx_option_set(zl_ctx *ctx, int option, int value)
     case ZLINK_THREAD_AFFINITY_CPU_REMOVE:
         return remove_cpu(c, value);
     case ZLINK_THREAD_NAME_PREFIX:
-        /* A number, as zmq_ctx_set gives it; the name keeps 15 bytes. */
-        if (value < 0 || value > 9999) {
+        /* Any number, as zmq_ctx_set takes it; the OS keeps the name's
+         * first 15 bytes. */
+        c->name_prefix = value;
+        c->has_name_prefix = true;
+        return 0;
+    case ZLINK_MAX_MSGSZ:
+        /* Kept and read back, as libzmq, which applies it nowhere; a
+         * socket's inbound limit is ZLINK_MAXMSGSIZE. */
+        if (value < 0) {
             errno = EINVAL;
             return -1;
         }
-        c->name_prefix = value;
+        ctx->max_msgsz = value;
         return 0;
     default:
         errno = EINVAL;
@@ -82,7 +90,10 @@ int zl_ctx_option_get(zl_ctx *ctx, int option, int *value)
         *value = c->sched_policy;
         return 0;
     case ZLINK_THREAD_NAME_PREFIX:
-        *value = c->name_prefix < 0 ? 0 : c->name_prefix;
+        *value = c->name_prefix;
+        return 0;
+    case ZLINK_MAX_MSGSZ:
+        *value = ctx->max_msgsz;
         return 0;
     default:
         errno = EINVAL;

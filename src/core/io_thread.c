@@ -77,7 +77,7 @@ int zl_io_thread_start(zl_io_thread *t, int index,
     t->config = *config;
     /* libzmq's names, so that tools and scripts that look for them still
      * find them. */
-    if (config->name_prefix >= 0)
+    if (config->has_name_prefix)
         snprintf(t->name, sizeof t->name, "%d/ZMQbg/IO/%d", config->name_prefix,
                  index);
     else

@@ -20,7 +20,8 @@ struct zl_io_object;
  * effort by the thread itself (backend.h). */
 #define ZL_AFFINITY_MAX 64
 typedef struct zl_io_thread_config {
-    int name_prefix; /* -1: none; else "<n>/ZMQbg/IO/<i>", as libzmq */
+    bool has_name_prefix; /* named "<name_prefix>/ZMQbg/IO/<i>", as libzmq */
+    int name_prefix;
     int sched_policy, priority; /* -1: the OS's */
     int cpus[ZL_AFFINITY_MAX];
     int cpu_count;

@@ -232,8 +232,8 @@ int zl_options_set(zl_options *o, int option, const void *val, size_t len)
         if (zl_option_int(val, len, &v) != 0)
             return -1;
         /* Sent in deciseconds in a 16-bit field, and kept so: libzmq reads
-         * 250 back as 200. */
-        if (v < 0 || v > 6553599) {
+         * 250 back as 200, and takes -1 to -99 as 0. */
+        if (v <= -100 || v > 6553599) {
             errno = EINVAL;
             return -1;
         }
