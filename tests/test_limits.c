@@ -504,6 +504,27 @@ START_TEST(huge_announced_frames_reserve_little)
 }
 END_TEST
 
+/* A raw DEALER, as raw_dealer, whose socket buffer (SO_SNDBUF or
+ * SO_RCVBUF) has a fixed size, set before it connects so that the
+ * window follows it. */
+static raw_fd raw_dealer_buffered(int port, int buffer_option, int size,
+                                  const char *id)
+{
+    raw_fd fd = socket(AF_INET, SOCK_STREAM, IPPROTO_TCP);
+    ck_assert(fd != RAW_INVALID);
+    ck_assert_int_eq(
+        setsockopt(fd, SOL_SOCKET, buffer_option, &size, sizeof size), 0);
+    struct sockaddr_in addr;
+    memset(&addr, 0, sizeof addr);
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons((unsigned short)port);
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ck_assert_int_eq(connect(fd, (struct sockaddr *)&addr, sizeof addr), 0);
+    uint8_t hs[GREETING_SIZE + 128];
+    raw_send(fd, hs, put_handshake(hs, id));
+    return fd;
+}
+
 /* Memory follows the HWM. Raw peers send size-byte messages to a DEALER
  * that never reads, until its RCVHWM stops them; the process then holds
  * at most twice the payload queued plus a fixed amount per connection.
@@ -635,19 +656,7 @@ START_TEST(sndhwm_bounds_large_sends)
      * more, most of them in the kernel). */
     zl_test_set_int(router, ZLINK_SNDBUF, KERNEL_BUFFER);
     int port = bind_port(router);
-    raw_fd fd = socket(AF_INET, SOCK_STREAM, IPPROTO_TCP);
-    ck_assert(fd != RAW_INVALID);
-    int rcvbuf = KERNEL_BUFFER;
-    ck_assert_int_eq(
-        setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof rcvbuf), 0);
-    struct sockaddr_in addr;
-    memset(&addr, 0, sizeof addr);
-    addr.sin_family = AF_INET;
-    addr.sin_port = htons((unsigned short)port);
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    ck_assert_int_eq(connect(fd, (struct sockaddr *)&addr, sizeof addr), 0);
-    uint8_t hs[GREETING_SIZE + 128];
-    raw_send(fd, hs, put_handshake(hs, "peer"));
+    raw_fd fd = raw_dealer_buffered(port, SO_RCVBUF, KERNEL_BUFFER, "peer");
     ck_assert(
         wait_events(monitor, ZLINK_EVENT_HANDSHAKE_SUCCEEDED, 1, 0, NULL));
     enum { SIZE = 64 * 1024 };
@@ -720,19 +729,7 @@ START_TEST(many_part_messages_are_held_by_their_parts)
     void *monitor = open_monitor(ctx, dealer, "inproc://parts-monitor");
     int port = bind_port(dealer);
 
-    raw_fd fd = socket(AF_INET, SOCK_STREAM, IPPROTO_TCP);
-    ck_assert(fd != RAW_INVALID);
-    int sndbuf = BUFFER;
-    ck_assert_int_eq(
-        setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof sndbuf), 0);
-    struct sockaddr_in addr;
-    memset(&addr, 0, sizeof addr);
-    addr.sin_family = AF_INET;
-    addr.sin_port = htons((unsigned short)port);
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    ck_assert_int_eq(connect(fd, (struct sockaddr *)&addr, sizeof addr), 0);
-    uint8_t hs[GREETING_SIZE + 128];
-    raw_send(fd, hs, put_handshake(hs, NULL));
+    raw_fd fd = raw_dealer_buffered(port, SO_SNDBUF, BUFFER, NULL);
     ck_assert(
         wait_events(monitor, ZLINK_EVENT_HANDSHAKE_SUCCEEDED, 1, 0, NULL));
     set_nonblocking(fd);
