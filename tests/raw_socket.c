@@ -72,9 +72,18 @@ raw_fd raw_accept(raw_fd listener, int timeout_ms)
 
 raw_fd raw_connect(int port)
 {
+    return raw_connect_buffered(port, 0, 0);
+}
+
+raw_fd raw_connect_buffered(int port, int buffer_option, int size)
+{
     raw_fd fd = socket(AF_INET, SOCK_STREAM, IPPROTO_TCP);
     ck_assert(fd != RAW_INVALID);
     set_nodelay(fd);
+    if (buffer_option != 0)
+        ck_assert_int_eq(setsockopt(fd, SOL_SOCKET, buffer_option,
+                                    (const char *)&size, sizeof size),
+                         0);
     struct sockaddr_in addr;
     memset(&addr, 0, sizeof addr);
     addr.sin_family = AF_INET;

@@ -39,6 +39,9 @@ raw_fd raw_listen(int backlog, int *port);
 raw_fd raw_accept(raw_fd listener, int timeout_ms);
 /* A TCP_NODELAY connection to 127.0.0.1:port (asserted). */
 raw_fd raw_connect(int port);
+/* As raw_connect, with a socket buffer (SO_SNDBUF or SO_RCVBUF) of a fixed
+ * size, set before the connect so that the window follows it. */
+raw_fd raw_connect_buffered(int port, int buffer_option, int size);
 /* Sends all of data (asserted). */
 void raw_send(raw_fd fd, const void *data, size_t len);
 bool raw_readable(raw_fd fd, int timeout_ms);

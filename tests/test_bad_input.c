@@ -971,6 +971,20 @@ static void exchange(fixture *f, raw_fd fd, const char *text)
     free(fr.body);
 }
 
+/* A peer whose greeting and READY (hs) the server takes: one message each
+ * way, then it leaves. */
+static void accepted_peer(fixture *f, const void *hs, size_t len,
+                          const char *text)
+{
+    raw_fd fd = raw_connect(f->port);
+    raw_send(fd, hs, len);
+    expect_zlink_greeting(fd);
+    expect_ready(fd, "ROUTER");
+    exchange(f, fd, text);
+    raw_close(fd);
+    wait_disconnect(f);
+}
+
 START_TEST(zmtp30_peer)
 {
     fixture f;
@@ -1016,13 +1030,7 @@ START_TEST(socket_type_named_twice)
             expect_protocol_failure(&f,
                                     ZLINK_PROTOCOL_ERROR_ZMTP_INVALID_METADATA);
         } else {
-            raw_fd fd = raw_connect(f.port);
-            raw_send(fd, out, len);
-            expect_zlink_greeting(fd);
-            expect_ready(fd, "ROUTER");
-            exchange(&f, fd, "twice");
-            raw_close(fd);
-            wait_disconnect(&f);
+            accepted_peer(&f, out, len, "twice");
         }
     }
     fx_teardown(&f);
@@ -1601,13 +1609,7 @@ START_TEST(unusual_but_valid_handshakes)
         out[32] = 1;
         memset(out + 1, 0xa5, 7);
         size_t len = GREETING_SIZE + put_ready(out + GREETING_SIZE, "DEALER");
-        raw_fd fd = raw_connect(f.port);
-        raw_send(fd, out, len);
-        expect_zlink_greeting(fd);
-        expect_ready(fd, "ROUTER");
-        exchange(&f, fd, "future");
-        raw_close(fd);
-        wait_disconnect(&f);
+        accepted_peer(&f, out, len, "future");
         ck_assert_int_ge(find_event(&f, ZLINK_EVENT_HANDSHAKE_SUCCEEDED), 0);
     }
     /* A READY bigger than the read buffer (direct read in the handshake),

@@ -504,22 +504,12 @@ START_TEST(huge_announced_frames_reserve_little)
 }
 END_TEST
 
-/* A raw DEALER, as raw_dealer, whose socket buffer (SO_SNDBUF or
- * SO_RCVBUF) has a fixed size, set before it connects so that the
- * window follows it. */
+/* As raw_dealer, with a socket buffer of a fixed size (raw_connect_buffered).
+ */
 static raw_fd raw_dealer_buffered(int port, int buffer_option, int size,
                                   const char *id)
 {
-    raw_fd fd = socket(AF_INET, SOCK_STREAM, IPPROTO_TCP);
-    ck_assert(fd != RAW_INVALID);
-    ck_assert_int_eq(
-        setsockopt(fd, SOL_SOCKET, buffer_option, &size, sizeof size), 0);
-    struct sockaddr_in addr;
-    memset(&addr, 0, sizeof addr);
-    addr.sin_family = AF_INET;
-    addr.sin_port = htons((unsigned short)port);
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    ck_assert_int_eq(connect(fd, (struct sockaddr *)&addr, sizeof addr), 0);
+    raw_fd fd = raw_connect_buffered(port, buffer_option, size);
     uint8_t hs[GREETING_SIZE + 128];
     raw_send(fd, hs, put_handshake(hs, id));
     return fd;
