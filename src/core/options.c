@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "string_option.h"
 #include "transport/tcp_options.h"
 #include "zlink.h"
 #if defined(ZLINK_HAVE_TLS)
@@ -141,34 +142,6 @@ void zl_options_destroy(zl_options *o)
     zl_options_consume_connect_id(o);
 }
 
-/* A string option; empty (or NULL) clears it. */
-static int set_string(char **field, const void *val, size_t len, size_t max)
-{
-    if ((!val && len) || len > max + 1) {
-        errno = EINVAL;
-        return -1;
-    }
-    if (len > 0 && ((const char *)val)[len - 1] == '\0')
-        len--; /* given with its NUL, as libzmq's string options may be */
-    if (len && memchr(val, '\0', len)) {
-        errno = EINVAL;
-        return -1;
-    }
-    char *copy = NULL;
-    if (len > 0) {
-        copy = malloc(len + 1);
-        if (!copy) {
-            errno = ENOMEM;
-            return -1;
-        }
-        memcpy(copy, val, len);
-        copy[len] = '\0';
-    }
-    free(*field);
-    *field = copy;
-    return 0;
-}
-
 void zl_options_consume_connect_id(zl_options *o)
 {
     free(o->connect_routing_id);
@@ -303,7 +276,8 @@ int zl_options_set(zl_options *o, int option, const void *val, size_t len)
         }
         return set_blob(&o->connect_routing_id, val, len);
     case ZLINK_WS_ALLOWED_ORIGINS:
-        return set_string(&o->ws_allowed_origins, val, len, ZL_WS_ORIGINS_MAX);
+        return zl_string_option_set(&o->ws_allowed_origins, val, len,
+                                    ZL_WS_ORIGINS_MAX);
     default:
         if (zl_tcp_is_option(option))
             return zl_tcp_option_set(o, option, val, len);

@@ -21,6 +21,7 @@
 #include <psa/crypto.h>
 #endif
 
+#include "string_option.h"
 #include "tls_aes_gcm.h"
 #include "tls_internal.h"
 #include "zlink.h"
@@ -222,35 +223,6 @@ static zl_tls_settings *writable(zl_tls_settings **settings)
     return *settings = c;
 }
 
-/* A string option: text without a NUL inside (a trailing one is allowed,
- * as C callers pass strlen + 1); an empty value unsets it. */
-static int set_string(char **field, const void *val, size_t len)
-{
-    if (len > 0 && !val) {
-        errno = EINVAL;
-        return -1;
-    }
-    if (len > 0 && ((const char *)val)[len - 1] == '\0')
-        len--;
-    if (len > 0 && memchr(val, '\0', len)) {
-        errno = EINVAL;
-        return -1;
-    }
-    char *copy = NULL;
-    if (len > 0) {
-        copy = malloc(len + 1);
-        if (!copy) {
-            errno = ENOMEM;
-            return -1;
-        }
-        memcpy(copy, val, len);
-        copy[len] = '\0';
-    }
-    free(*field);
-    *field = copy;
-    return 0;
-}
-
 /* The int options, 0 or 1; the rest are strings. */
 static bool is_int_option(int option)
 {
@@ -278,9 +250,11 @@ int zl_tls_option_set(zl_tls_settings **settings, int option, const void *val,
         return -1;
     }
     if (option == ZLINK_TLS_HOSTNAME)
-        return set_string(&s->hostname, val, len);
+        return zl_string_option_set(&s->hostname, val, len,
+                                    ZL_STRING_OPTION_UNBOUNDED);
     if (!is_int_option(option))
-        return set_string(&s->str[option - ZLINK_TLS_CERT], val, len);
+        return zl_string_option_set(&s->str[option - ZLINK_TLS_CERT], val, len,
+                                    ZL_STRING_OPTION_UNBOUNDED);
     int v;
     if (!val || len != sizeof v) {
         errno = EINVAL;
