@@ -27,6 +27,21 @@ static int rcvmore(void *s)
     return zt_get_int(s, ZLINK_RCVMORE);
 }
 
+/* A REP's reply as a DEALER sees it: the request's labels in order, the
+ * empty delimiter, then the body as the last part. */
+static void expect_reply(void *dealer, const char *const *labels, int n,
+                         const char *body)
+{
+    for (int i = 0; i < n; i++) {
+        recv_str(dealer, labels[i]);
+        ck_assert_int_eq(rcvmore(dealer), 1);
+    }
+    recv_str(dealer, "");
+    ck_assert_int_eq(rcvmore(dealer), 1);
+    recv_str(dealer, body);
+    ck_assert_int_eq(rcvmore(dealer), 0);
+}
+
 START_TEST(test_req_rep_round_trips)
 {
     void *ctx = zt_ctx();
@@ -116,11 +131,8 @@ START_TEST(test_envelopes_on_the_wire)
     send_str(dealer, "body", 0);
     recv_str(rep, "body");
     send_str(rep, "answer", 0);
-    recv_str(dealer, "label");
-    ck_assert_int_eq(rcvmore(dealer), 1);
-    recv_str(dealer, "");
-    recv_str(dealer, "answer");
-    ck_assert_int_eq(rcvmore(dealer), 0);
+    const char *label = "label";
+    expect_reply(dealer, &label, 1, "answer");
     zt_close(dealer);
     zt_close(rep);
     zt_close(req);
@@ -138,26 +150,22 @@ START_TEST(test_rep_deep_envelope)
     void *ctx = zt_ctx();
     void *rep = zt_socket(ctx, ZLINK_REP);
     void *dealer = zt_socket(ctx, ZLINK_DEALER);
-    char ep[256], label[16];
+    char ep[256], names[DEEP_LABELS][16];
+    const char *labels[DEEP_LABELS];
+    for (int i = 0; i < DEEP_LABELS; i++) {
+        snprintf(names[i], sizeof names[i], "hop-%d", i);
+        labels[i] = names[i];
+    }
     zt_bind_tcp(rep, ep, sizeof ep);
     zt_connect(dealer, ep);
     for (int round = 0; round < 2; round++) {
-        for (int i = 0; i < DEEP_LABELS; i++) {
-            snprintf(label, sizeof label, "hop-%d", i);
-            send_str(dealer, label, ZLINK_SNDMORE);
-        }
+        for (int i = 0; i < DEEP_LABELS; i++)
+            send_str(dealer, labels[i], ZLINK_SNDMORE);
         send_str(dealer, "", ZLINK_SNDMORE);
         send_str(dealer, "deep", 0);
         recv_str(rep, "deep");
         send_str(rep, "answer", 0);
-        for (int i = 0; i < DEEP_LABELS; i++) {
-            snprintf(label, sizeof label, "hop-%d", i);
-            recv_str(dealer, label);
-            ck_assert_int_eq(rcvmore(dealer), 1);
-        }
-        recv_str(dealer, "");
-        recv_str(dealer, "answer");
-        ck_assert_int_eq(rcvmore(dealer), 0);
+        expect_reply(dealer, labels, DEEP_LABELS, "answer");
     }
     zt_close(dealer);
     zt_close(rep);

@@ -126,10 +126,10 @@ void zl_pipe_tell_recv_hwm(zl_pipe *p, int hwm);
  * before p is handed to another thread. */
 void zl_pipe_set_burst_writer(zl_pipe *p);
 /* The queue p writes is bounded by parts too, not only by whole messages:
- * zl_pipe_check_write refuses a new message once the queue holds, on
- * average, more than a few parts per message of its HWM (pipe.c,
- * PARTS_PER_MSG). For what a peer sends, whose messages of thousands of
- * empty parts would otherwise hold a queue slot each, HWM times over. */
+ * zl_pipe_check_write refuses a new message once the queue holds more than
+ * PARTS_PER_MSG parts per message of its HWM (pipe.c). Sessions call it:
+ * a peer's messages of thousands of empty parts each hold a queue slot per
+ * part, and would otherwise fill the HWM thousands of times over. */
 void zl_pipe_weigh_parts(zl_pipe *p);
 /* True when a new message may start: under the HWM and not terminated.
  * False at HWM arms one ZL_CMD_ACTIVATE_WRITE. */
