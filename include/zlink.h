@@ -263,10 +263,21 @@ ZLINK_EXPORT const char *zlink_msg_gets(const zlink_msg_t *msg,
 #define ZLINK_IMMEDIATE 39
 #define ZLINK_XPUB_VERBOSE 40
 #define ZLINK_IPV6 42
-/* int, read-only: the ZMTP security mechanism, always ZLINK_NULL (zlink
- * secures connections with TLS, under ZMTP). */
+/* int, read-only: the ZMTP security mechanism, ZLINK_NULL unless a PLAIN
+ * credential is set. zlink secures connections with TLS, under ZMTP. */
 #define ZLINK_MECHANISM 43
 #define ZLINK_NULL 0
+#define ZLINK_PLAIN 1
+/* int: 1 makes a PLAIN server in libzmq. zlink offers PLAIN's client side
+ * only, so 1 fails with EINVAL, as libzmq built without a mechanism does;
+ * 0 goes back to the NULL mechanism. Reads 0. */
+#define ZLINK_PLAIN_SERVER 44
+/* binary, 1-255 bytes: the credentials a PLAIN client sends in its HELLO
+ * (ZMTP-PLAIN, rfc.zeromq.org spec 24). Setting either makes the socket a
+ * PLAIN client; NULL with length 0 goes back to NULL. Sent in clear text:
+ * use them over tls:// or a trusted network. */
+#define ZLINK_PLAIN_USERNAME 45
+#define ZLINK_PLAIN_PASSWORD 46
 /* REQ, int, default 0: each request starts with a request id frame, and
  * only the reply that carries it back is taken. */
 #define ZLINK_REQ_CORRELATE 52
@@ -411,7 +422,9 @@ ZLINK_EXPORT const char *zlink_msg_gets(const zlink_msg_t *msg,
 #define ZLINK_PROTOCOL_ERROR_ZMTP_UNEXPECTED_COMMAND 0x10000001
 #define ZLINK_PROTOCOL_ERROR_ZMTP_INVALID_SEQUENCE 0x10000002
 #define ZLINK_PROTOCOL_ERROR_ZMTP_MALFORMED_COMMAND_UNSPECIFIED 0x10000011
+#define ZLINK_PROTOCOL_ERROR_ZMTP_MALFORMED_COMMAND_ERROR 0x10000015
 #define ZLINK_PROTOCOL_ERROR_ZMTP_MALFORMED_COMMAND_READY 0x10000016
+#define ZLINK_PROTOCOL_ERROR_ZMTP_MALFORMED_COMMAND_WELCOME 0x10000017
 #define ZLINK_PROTOCOL_ERROR_ZMTP_INVALID_METADATA 0x10000018
 #define ZLINK_PROTOCOL_ERROR_ZMTP_MECHANISM_MISMATCH 0x11000002
 /* ws://, wss://: a bad HTTP upgrade or WebSocket frame, as libzmq. */

@@ -264,6 +264,47 @@ START_TEST(router_only_options)
 }
 END_TEST
 
+/* PLAIN's client options, as libzmq takes them: either credential makes a
+ * PLAIN client, NULL with length 0 goes back to NULL, and both read back
+ * as strings. The server side is not offered. */
+START_TEST(plain_options)
+{
+    void *ctx = zt_ctx();
+    void *s = zlink_socket(ctx, types[_i]);
+    char got[300];
+    size_t len = sizeof got;
+    ck_assert_int_eq(zlink_getsockopt(s, ZLINK_PLAIN_USERNAME, got, &len), 0);
+    ck_assert_uint_eq(len, 1);
+    ck_assert_int_eq(zlink_setsockopt(s, ZLINK_PLAIN_USERNAME, "admin", 5), 0);
+    ck_assert_int_eq(zt_get_int(s, ZLINK_MECHANISM), ZLINK_PLAIN);
+    len = sizeof got;
+    ck_assert_int_eq(zlink_getsockopt(s, ZLINK_PLAIN_USERNAME, got, &len), 0);
+    ck_assert_uint_eq(len, 6);
+    ck_assert_str_eq(got, "admin");
+    len = 5;
+    zt_expect_errno(zlink_getsockopt(s, ZLINK_PLAIN_USERNAME, got, &len),
+                    EINVAL);
+    ck_assert_int_eq(zlink_setsockopt(s, ZLINK_PLAIN_USERNAME, NULL, 0), 0);
+    ck_assert_int_eq(zt_get_int(s, ZLINK_MECHANISM), ZLINK_NULL);
+    ck_assert_int_eq(zlink_setsockopt(s, ZLINK_PLAIN_PASSWORD, "pw", 2), 0);
+    ck_assert_int_eq(zt_get_int(s, ZLINK_MECHANISM), ZLINK_PLAIN);
+    uint8_t big[256] = {1};
+    zt_expect_errno(zlink_setsockopt(s, ZLINK_PLAIN_PASSWORD, big, 256),
+                    EINVAL);
+    zt_expect_errno(zlink_setsockopt(s, ZLINK_PLAIN_PASSWORD, "", 0), EINVAL);
+    int on = 1, off = 0;
+    zt_expect_errno(zlink_setsockopt(s, ZLINK_PLAIN_SERVER, &on, sizeof on),
+                    EINVAL);
+    ck_assert_int_eq(zt_get_int(s, ZLINK_MECHANISM), ZLINK_PLAIN);
+    ck_assert_int_eq(zlink_setsockopt(s, ZLINK_PLAIN_SERVER, &off, sizeof off),
+                     0);
+    ck_assert_int_eq(zt_get_int(s, ZLINK_MECHANISM), ZLINK_NULL);
+    ck_assert_int_eq(zt_get_int(s, ZLINK_PLAIN_SERVER), 0);
+    zt_close(s);
+    zt_term(ctx);
+}
+END_TEST
+
 /* Unknown options, read-only ones, write-only ones, other types' ones. */
 START_TEST(unknown_and_read_only)
 {
@@ -281,8 +322,9 @@ START_TEST(unknown_and_read_only)
         zt_expect_errno(zlink_setsockopt(s, read_only[i], &v, sizeof v),
                         EINVAL);
     ck_assert_int_eq(zt_get_int(s, ZLINK_TYPE), types[_i]);
-    /* As libzmq's: the NULL mechanism (zlink's TLS is under ZMTP), and no
-     * socket type zlink has is thread-safe. */
+    /* As libzmq's: the NULL mechanism until a PLAIN credential is set
+     * (zlink's TLS is under ZMTP), and no socket type zlink has is
+     * thread-safe. */
     ck_assert_int_eq(zt_get_int(s, ZLINK_MECHANISM), ZLINK_NULL);
     ck_assert_int_eq(zt_get_int(s, ZLINK_THREAD_SAFE), 0);
     /* Subscriptions belong to SUB and XSUB. */
@@ -895,6 +937,7 @@ static Suite *options_suite(void)
     tcase_add_test(opts, maxmsgsize_option);
     tcase_add_loop_test(opts, routing_id_option, 0, TYPE_COUNT);
     tcase_add_test(opts, router_only_options);
+    tcase_add_loop_test(opts, plain_options, 0, TYPE_COUNT);
     tcase_add_loop_test(opts, unknown_and_read_only, 0, TYPE_COUNT);
     tcase_add_test(opts, context_options);
     tcase_add_test(opts, bad_socket_type);

@@ -905,6 +905,30 @@ START_TEST(max_msg_size)
 }
 END_TEST
 
+/* ws carries the NULL mechanism only: a PLAIN client fails its handshake
+ * rather than connect without its credentials. */
+START_TEST(plain_client_refused)
+{
+    void *ctx = zt_ctx();
+    void *server = zt_socket(ctx, ZLINK_PAIR);
+    void *client = zt_socket(ctx, ZLINK_PAIR);
+    char ep[256];
+    bind_ws(server, "/p", ep, sizeof ep);
+    ck_assert_int_eq(zlink_setsockopt(client, ZLINK_PLAIN_USERNAME, "u", 1), 0);
+    ck_assert_int_eq(
+        zlink_socket_monitor(client, "inproc://plain-ws", ZLINK_EVENT_ALL), 0);
+    void *mon = zt_socket(ctx, ZLINK_PAIR);
+    zt_connect(mon, "inproc://plain-ws");
+    zt_connect(client, ep);
+    expect_monitor_event(mon, ZLINK_EVENT_HANDSHAKE_FAILED_PROTOCOL,
+                         ZLINK_PROTOCOL_ERROR_ZMTP_MECHANISM_MISMATCH);
+    zt_close(mon);
+    zt_close(client);
+    zt_close(server);
+    zt_term(ctx);
+}
+END_TEST
+
 Suite *ws_suite(void)
 {
     Suite *s = suite_create("ws");
@@ -913,6 +937,7 @@ Suite *ws_suite(void)
     tcase_add_test(tc, has_ws);
     tcase_add_loop_test(tc, every_pair, 0, sizeof pairs / sizeof pairs[0]);
     tcase_add_test(tc, pair_sizes);
+    tcase_add_test(tc, plain_client_refused);
     tcase_add_test(tc, paths_share_a_port);
     tcase_add_test(tc, allowed_origins);
     tcase_add_test(tc, raw_client_subscribes);

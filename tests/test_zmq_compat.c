@@ -59,6 +59,10 @@
     X(ZMQ_ROUTER_BEHAVIOR, 33)                                                 \
     X(ZMQ_MECHANISM, 43)                                                       \
     X(ZMQ_NULL, 0)                                                             \
+    X(ZMQ_PLAIN, 1)                                                            \
+    X(ZMQ_PLAIN_SERVER, 44)                                                    \
+    X(ZMQ_PLAIN_USERNAME, 45)                                                  \
+    X(ZMQ_PLAIN_PASSWORD, 46)                                                  \
     X(ZMQ_THREAD_SAFE, 81)                                                     \
     X(ZMQ_NOBLOCK, 1)                                                          \
     X(ZMQ_STREAMER, 1)                                                         \
@@ -118,7 +122,9 @@
     X(ZMQ_PROTOCOL_ERROR_ZMTP_UNEXPECTED_COMMAND, 0x10000001)                  \
     X(ZMQ_PROTOCOL_ERROR_ZMTP_INVALID_SEQUENCE, 0x10000002)                    \
     X(ZMQ_PROTOCOL_ERROR_ZMTP_MALFORMED_COMMAND_UNSPECIFIED, 0x10000011)       \
+    X(ZMQ_PROTOCOL_ERROR_ZMTP_MALFORMED_COMMAND_ERROR, 0x10000015)             \
     X(ZMQ_PROTOCOL_ERROR_ZMTP_MALFORMED_COMMAND_READY, 0x10000016)             \
+    X(ZMQ_PROTOCOL_ERROR_ZMTP_MALFORMED_COMMAND_WELCOME, 0x10000017)           \
     X(ZMQ_PROTOCOL_ERROR_ZMTP_INVALID_METADATA, 0x10000018)                    \
     X(ZMQ_PROTOCOL_ERROR_ZMTP_MECHANISM_MISMATCH, 0x11000002)                  \
     X(ZMQ_POLLIN, 1)                                                           \

@@ -54,6 +54,7 @@ static void maybe_free(zl_engine *e)
     if (e->metadata)
         zl_metadata_release_n(e->metadata, e->metadata_credit + 1);
     free(e->routing_id);
+    zl_engine_release_plain(e);
     free(e);
 }
 
@@ -208,6 +209,12 @@ static void start_protocol(zl_engine *e)
             zl_stream_framing(e->stream) == ZL_FRAMING_ZWS_RAW;
         e->peer_minor = 0;
         set_state(e, ZL_ENGINE_HANDSHAKE);
+        if (e->plain) {
+            /* Never a silent fall back to NULL: ws carries NULL only. */
+            zl_engine_protocol_error(
+                e, ZLINK_PROTOCOL_ERROR_ZMTP_MECHANISM_MISMATCH);
+            return;
+        }
         queued = zl_engine_queue_ready(e);
         break;
     case ZL_FRAMING_ZMTP:
@@ -276,9 +283,10 @@ void zl_engine_dispatch(zl_engine *e, zl_engine_event ev,
     case ZL_ENGINE_GREETING:
         switch (ev) {
         case ZL_ENGINE_GREETING_DONE:
-            /* Our READY follows; decoding goes on with the peer's. */
+            /* Our READY (or HELLO) follows; decoding goes on with the
+             * peer's. */
             set_state(e, ZL_ENGINE_HANDSHAKE);
-            if (zl_engine_queue_ready(e))
+            if (zl_engine_queue_mechanism_start(e))
                 zl_engine_fill_output(e);
             else
                 zl_engine_fail_io(e, -ENOMEM);
@@ -433,6 +441,11 @@ zl_engine *zl_engine_create(zl_session *session, zl_loop *loop,
             return NULL;
         }
         *e->routing_id = *options->routing_id;
+    }
+    if (!zl_engine_init_plain(e, options)) {
+        free(e->routing_id);
+        free(e);
+        return NULL;
     }
     e->handshake_ivl = options->handshake_ivl;
     e->heartbeat_ivl = options->heartbeat_ivl;

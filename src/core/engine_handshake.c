@@ -1,9 +1,12 @@
 /* engine_handshake.c — the ZMTP handshake of one connection, both ways:
- * our greeting and READY (or a plain ZWS2.0 routing id), the peer's
- * greeting checked byte range by byte range, and its READY turned into the
- * connection's metadata and the routing id the session names it by. Its
- * outcomes go to the state machine (engine.c) as events. */
+ * our greeting and READY (or a plain ZWS2.0 routing id, or a PLAIN
+ * client's HELLO and INITIATE), the peer's greeting checked byte range by
+ * byte range, and its READY turned into the connection's metadata and the
+ * routing id the session names it by. Its outcomes go to the state machine
+ * (engine.c) as events. */
+#include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "engine_private.h"
@@ -11,10 +14,42 @@
 
 #include <uv.h>
 
+/* A PLAIN client's handshake: HELLO, the server's WELCOME, our INITIATE,
+ * its READY. The server may answer either with an ERROR instead. */
+typedef struct zl_plain_client {
+    zl_blob username, password;
+    bool welcomed;
+} zl_plain_client;
+
+bool zl_engine_init_plain(zl_engine *e, const zl_options *options)
+{
+    if (options->mechanism != ZLINK_PLAIN)
+        return true;
+    e->plain = calloc(1, sizeof *e->plain);
+    if (!e->plain)
+        return false;
+    if (options->plain_username)
+        e->plain->username = *options->plain_username;
+    if (options->plain_password)
+        e->plain->password = *options->plain_password;
+    return true;
+}
+
+void zl_engine_release_plain(zl_engine *e)
+{
+    free(e->plain);
+    e->plain = NULL;
+}
+
+static const char *mechanism_name(const zl_engine *e)
+{
+    return e->plain ? "PLAIN" : "NULL";
+}
+
 bool zl_engine_queue_greeting(zl_engine *e)
 {
     uint8_t greeting[ZL_GREETING_SIZE];
-    zl_greeting_encode(greeting, "NULL", false);
+    zl_greeting_encode(greeting, mechanism_name(e), false);
     return zl_engine_queue_bytes(e, greeting, sizeof greeting);
 }
 
@@ -34,6 +69,55 @@ bool zl_engine_queue_ready(zl_engine *e)
         len = zl_ready_encode(ready, sizeof ready, e->socket_type, id, id_len);
     }
     return zl_engine_queue_bytes(e, ready, len);
+}
+
+bool zl_engine_queue_mechanism_start(zl_engine *e)
+{
+    if (!e->plain)
+        return zl_engine_queue_ready(e);
+    uint8_t hello[ZL_ENGINE_COMMAND_ROOM];
+    size_t len = zl_plain_hello_encode(
+        hello, sizeof hello, e->plain->username.data, e->plain->username.len,
+        e->plain->password.data, e->plain->password.len);
+    return len > 0 && zl_engine_queue_bytes(e, hello, len);
+}
+
+/* A PLAIN server's WELCOME: our INITIATE follows, with READY's properties. */
+static void on_welcome(zl_engine *e, size_t data_len)
+{
+    if (!e->plain || e->plain->welcomed) {
+        zl_engine_protocol_error(e,
+                                 ZLINK_PROTOCOL_ERROR_ZMTP_UNEXPECTED_COMMAND);
+        return;
+    }
+    if (data_len != 0) {
+        zl_engine_protocol_error(
+            e, ZLINK_PROTOCOL_ERROR_ZMTP_MALFORMED_COMMAND_WELCOME);
+        return;
+    }
+    e->plain->welcomed = true;
+    uint8_t initiate[ZL_ENGINE_COMMAND_ROOM];
+    const zl_blob *id = e->routing_id;
+    size_t len = zl_metadata_command_encode(
+        initiate, sizeof initiate, "INITIATE", e->socket_type,
+        id ? id->data : NULL, id ? id->len : 0);
+    if (len == 0 || !zl_engine_queue_bytes(e, initiate, len)) {
+        zl_engine_fail_io(e, -ENOMEM);
+        return;
+    }
+    zl_engine_fill_output(e);
+}
+
+/* The peer's ERROR during the handshake. A PLAIN server's refusal carries
+ * its ZAP status code, reported as libzmq does. */
+static void on_error(zl_engine *e, const uint8_t *data, size_t data_len)
+{
+    int code = e->plain ? zl_error_status_code(data, data_len) : 0;
+    if (code && e->session)
+        zl_monitor_event(zl_session_socket(e->session),
+                         ZLINK_EVENT_HANDSHAKE_FAILED_AUTH, (uint64_t)code,
+                         zl_session_endpoint(e->session));
+    zl_engine_fail(e, true);
 }
 
 /* Consumes greeting bytes; checks each byte range as soon as it arrives,
@@ -60,7 +144,7 @@ bool zl_engine_consume_greeting(zl_engine *e)
         zl_engine_protocol_error(e, ZLINK_PROTOCOL_ERROR_ZMTP_UNSPECIFIED);
         return false;
     }
-    if (strcmp(peer.mechanism, "NULL") != 0) {
+    if (strcmp(peer.mechanism, mechanism_name(e)) != 0) {
         zl_engine_protocol_error(e,
                                  ZLINK_PROTOCOL_ERROR_ZMTP_MECHANISM_MISMATCH);
         return false;
@@ -182,7 +266,8 @@ static bool on_routing_id(zl_engine *e, zlink_msg_t *msg)
 }
 
 /* A frame before the connection is ACTIVE: the peer's READY (or ERROR),
- * or a plain ZWS2.0 peer's routing id; anything else fails the handshake.
+ * a PLAIN server's WELCOME, or a plain ZWS2.0 peer's routing id; anything
+ * else fails the handshake.
  * Returns false when decoding must stop. */
 bool zl_engine_handshake_frame(zl_engine *e, zlink_msg_t *msg)
 {
@@ -196,17 +281,31 @@ bool zl_engine_handshake_frame(zl_engine *e, zlink_msg_t *msg)
     }
     const uint8_t *name, *data;
     size_t name_len, data_len;
-    if (zl_command_parse(zlink_msg_data(msg), zlink_msg_size(msg), &name,
-                         &name_len, &data, &data_len) != 0)
+    const uint8_t *body = zlink_msg_data(msg);
+    size_t body_len = zlink_msg_size(msg);
+    if (e->plain && zl_plain_libzmq43_error(body, body_len, &data, &data_len))
+        on_error(e, data, data_len);
+    else if (zl_command_parse(body, body_len, &name, &name_len, &data,
+                              &data_len) != 0)
         zl_engine_protocol_error(
             e, ZLINK_PROTOCOL_ERROR_ZMTP_MALFORMED_COMMAND_UNSPECIFIED);
-    else if (zl_command_is(name, name_len, "READY"))
-        on_ready(e, data, data_len);
+    else if (zl_command_is(name, name_len, "READY")) {
+        if (e->plain && !e->plain->welcomed)
+            zl_engine_protocol_error(
+                e, ZLINK_PROTOCOL_ERROR_ZMTP_UNEXPECTED_COMMAND);
+        else
+            on_ready(e, data, data_len);
+    } else if (zl_command_is(name, name_len, "WELCOME"))
+        on_welcome(e, data_len);
     else if (zl_command_is(name, name_len, "ERROR"))
-        zl_engine_fail(e, true);
+        on_error(e, data, data_len);
     else
         zl_engine_protocol_error(e,
                                  ZLINK_PROTOCOL_ERROR_ZMTP_UNEXPECTED_COMMAND);
     zlink_msg_close(msg);
-    return e->state == ZL_ENGINE_ACTIVE;
+    if (e->state == ZL_ENGINE_ACTIVE)
+        zl_engine_release_plain(e); /* the credentials are spent */
+    /* After a WELCOME the handshake goes on, and so does decoding: the
+     * server's READY may share the read. */
+    return e->state == ZL_ENGINE_ACTIVE || e->state == ZL_ENGINE_HANDSHAKE;
 }

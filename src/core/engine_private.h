@@ -95,6 +95,9 @@ struct zl_engine {
     /* Ours, announced in READY; NULL when empty, as it usually is, so that
      * a connection does not carry 256 bytes for it. */
     zl_blob *routing_id;
+    /* PLAIN's client side: the credentials for our HELLO, NULL under the
+     * NULL mechanism and once the handshake is over. */
+    struct zl_plain_client *plain;
     int handshake_ivl;
     int heartbeat_ivl, heartbeat_ttl, heartbeat_timeout;
     int pending_ops;
@@ -178,6 +181,11 @@ void zl_engine_arm_deadline(zl_engine *e, int ms);
 /* engine_handshake.c: our greeting and READY, the peer's. */
 bool zl_engine_queue_greeting(zl_engine *e);
 bool zl_engine_queue_ready(zl_engine *e);
+/* Our first command after the greeting: READY, or a PLAIN client's HELLO. */
+bool zl_engine_queue_mechanism_start(zl_engine *e);
+/* engine_handshake.c: PLAIN's client state, from the socket's options. */
+bool zl_engine_init_plain(zl_engine *e, const zl_options *options);
+void zl_engine_release_plain(zl_engine *e);
 bool zl_engine_consume_greeting(zl_engine *e);
 bool zl_engine_handshake_frame(zl_engine *e, zlink_msg_t *msg);
 

@@ -108,18 +108,52 @@ static int copy_blob(zl_blob **dst, const zl_blob *src)
     return 0;
 }
 
+/* ZLINK_PLAIN_USERNAME and _PASSWORD, as libzmq takes them: 1 to 255 bytes
+ * make the socket a PLAIN client, and a NULL value of length 0 goes back to
+ * the NULL mechanism, keeping what was set. */
+static int set_plain_credential(zl_options *o, zl_blob **field, const void *val,
+                                size_t len)
+{
+    if (!val && len == 0) {
+        o->mechanism = ZLINK_NULL;
+        return 0;
+    }
+    if (set_blob(field, val, len) != 0)
+        return -1;
+    o->mechanism = ZLINK_PLAIN;
+    return 0;
+}
+
+/* A binary string option read back as libzmq does: with a NUL after it. */
+static int put_blob_string(void *val, size_t *len, const zl_blob *blob)
+{
+    size_t have = blob ? blob->len : 0;
+    if (!val || !len || *len < have + 1) {
+        errno = EINVAL;
+        return -1;
+    }
+    if (have)
+        memcpy(val, blob->data, have);
+    ((char *)val)[have] = '\0';
+    *len = have + 1;
+    return 0;
+}
+
 int zl_options_copy(zl_options *dst, const zl_options *src)
 {
     *dst = *src;
     /* Until copied, dst must not share src's ids: a failure below frees
      * what dst holds. */
     dst->routing_id = dst->connect_routing_id = NULL;
+    dst->plain_username = dst->plain_password = NULL;
     dst->ws_allowed_origins = NULL;
 #if defined(ZLINK_HAVE_TLS)
     dst->tls = zl_tls_settings_ref(src->tls);
 #endif
     if (copy_blob(&dst->routing_id, src->routing_id) != 0 ||
         copy_blob(&dst->connect_routing_id, src->connect_routing_id) != 0 ||
+        copy_blob(&dst->plain_username, src->plain_username) != 0 ||
+        copy_blob(&dst->plain_password, src->plain_password) != 0 ||
         (src->ws_allowed_origins &&
          !(dst->ws_allowed_origins = strdup(src->ws_allowed_origins)))) {
         zl_options_destroy(dst);
@@ -133,6 +167,9 @@ void zl_options_destroy(zl_options *o)
 {
     free(o->routing_id);
     o->routing_id = NULL;
+    free(o->plain_username);
+    free(o->plain_password);
+    o->plain_username = o->plain_password = NULL;
     free(o->ws_allowed_origins);
     o->ws_allowed_origins = NULL;
 #if defined(ZLINK_HAVE_TLS)
@@ -275,6 +312,23 @@ int zl_options_set(zl_options *o, int option, const void *val, size_t len)
             return -1;
         }
         return set_blob(&o->connect_routing_id, val, len);
+    case ZLINK_PLAIN_USERNAME:
+        return set_plain_credential(o, &o->plain_username, val, len);
+    case ZLINK_PLAIN_PASSWORD:
+        return set_plain_credential(o, &o->plain_password, val, len);
+    case ZLINK_PLAIN_SERVER: {
+        /* 0 goes back to the NULL mechanism, as in libzmq. PLAIN's server
+         * side needs a ZAP handler, which zlink does not consult. */
+        int v;
+        if (zl_option_int(val, len, &v) != 0)
+            return -1;
+        if (v != 0) {
+            errno = EINVAL;
+            return -1;
+        }
+        o->mechanism = ZLINK_NULL;
+        return 0;
+    }
     case ZLINK_WS_ALLOWED_ORIGINS:
         return zl_string_option_set(&o->ws_allowed_origins, val, len,
                                     ZL_WS_ORIGINS_MAX);
@@ -296,7 +350,13 @@ int zl_options_get(const zl_options *o, int option, void *val, size_t *len)
     case ZLINK_TYPE:
         return zl_option_put_int(val, len, o->type);
     case ZLINK_MECHANISM:
-        return zl_option_put_int(val, len, ZLINK_NULL);
+        return zl_option_put_int(val, len, o->mechanism);
+    case ZLINK_PLAIN_SERVER:
+        return zl_option_put_int(val, len, 0);
+    case ZLINK_PLAIN_USERNAME:
+        return put_blob_string(val, len, o->plain_username);
+    case ZLINK_PLAIN_PASSWORD:
+        return put_blob_string(val, len, o->plain_password);
     case ZLINK_THREAD_SAFE:
         return zl_option_put_int(val, len, 0);
     case ZLINK_SNDHWM:

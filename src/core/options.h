@@ -36,6 +36,10 @@ typedef struct zl_options {
     zl_blob *routing_id;         /* ZLINK_ROUTING_ID: what we announce */
     zl_blob *connect_routing_id; /* consumed by the next connect */
     char *ws_allowed_origins;    /* ZLINK_WS_ALLOWED_ORIGINS; NULL: all */
+    /* ZLINK_MECHANISM: ZLINK_PLAIN once a PLAIN credential is set (zlink
+     * offers PLAIN's client side only). NULL while unset. */
+    int mechanism;
+    zl_blob *plain_username, *plain_password;
     /* ZLINK_TLS_*: NULL until one is set or a tls endpoint is used;
      * shared, refcounted, by the sessions made with it (tls_config.h). */
     struct zl_tls_settings *tls;

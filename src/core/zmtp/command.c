@@ -115,7 +115,14 @@ size_t zl_property_encode(uint8_t *out, size_t cap, const char *name,
 size_t zl_ready_encode(uint8_t *out, size_t cap, int socket_type,
                        const void *identity, size_t identity_len)
 {
-    static const char ready[] = "READY";
+    return zl_metadata_command_encode(out, cap, "READY", socket_type, identity,
+                                      identity_len);
+}
+
+size_t zl_metadata_command_encode(uint8_t *out, size_t cap, const char *ready,
+                                  int socket_type, const void *identity,
+                                  size_t identity_len)
+{
     const char *type_name = zl_socket_type_name(socket_type);
     if (type_name == NULL)
         return 0;

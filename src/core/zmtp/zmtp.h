@@ -180,6 +180,26 @@ size_t zl_property_encode(uint8_t *out, size_t cap, const char *name,
  * it does not fit. */
 size_t zl_ready_encode(uint8_t *out, size_t cap, int socket_type,
                        const void *identity, size_t identity_len);
+/* The same properties under another command name: PLAIN's INITIATE. */
+size_t zl_metadata_command_encode(uint8_t *out, size_t cap, const char *name,
+                                  int socket_type, const void *identity,
+                                  size_t identity_len);
+
+/* ZMTP-PLAIN (rfc.zeromq.org spec 24). A complete HELLO command frame with
+ * the client's credentials (at most 255 bytes each). Returns the frame
+ * length or 0 if it does not fit. */
+size_t zl_plain_hello_encode(uint8_t *out, size_t cap, const void *username,
+                             size_t username_len, const void *password,
+                             size_t password_len);
+/* libzmq 4.3's PLAIN server writes its ERROR as "^RROR" and the reason:
+ * its C string "\x05ERROR" reads "\x05E" as one hex escape. Its own
+ * clients match those bytes, so ours must too. True for such a body, with
+ * the reason in *data. */
+bool zl_plain_libzmq43_error(const uint8_t *body, size_t len,
+                             const uint8_t **data, size_t *data_len);
+/* The status code a ZAP handler's refusal carries in an ERROR's reason
+ * ("300", "400" or "500"), as libzmq reports it; 0 for any other reason. */
+int zl_error_status_code(const uint8_t *data, size_t len);
 
 /* Socket types by their ZMTP names ("PAIR", "DEALER", …). */
 const char *zl_socket_type_name(int socket_type);
