@@ -5,7 +5,8 @@
  * hostile; AddressSanitizer, UBSan and LeakSanitizer judge, and each input
  * ends with zlink_ctx_term, so whatever it left allocated is a leak.
  *
- * The input: byte 0 picks the socket type, byte 1 the options (bind or
+ * The input: byte 0 picks the socket type (its top bit: a PLAIN client),
+ * byte 1 the options (bind or
  * connect, heartbeats, MAXMSGSIZE, a small HWM, the type's own option, a
  * routing id, a monitor, linger). Then records, each an opcode byte (low
  * nibble: what, high nibble: an argument) and its operands; the loop is
@@ -394,7 +395,7 @@ static void open_monitor(driver *d, void *ctx)
 static void run_input(const uint8_t *data, size_t size)
 {
     input in = {.data = data + 2, .len = size - 2};
-    driver d = {.type = socket_types[data[0] % TYPE_COUNT]};
+    driver d = {.type = socket_types[(data[0] & 0x7f) % TYPE_COUNT]};
     uint8_t opts = data[1];
     fake_reset();
     void *ctx = zlink_ctx_new();
@@ -404,6 +405,10 @@ static void run_input(const uint8_t *data, size_t size)
     if (!d.socket)
         abort();
     apply_options(&d, opts);
+    if (data[0] & 0x80) {
+        (void)zlink_setsockopt(d.socket, ZLINK_PLAIN_USERNAME, "user", 4);
+        (void)zlink_setsockopt(d.socket, ZLINK_PLAIN_PASSWORD, "pass", 4);
+    }
     if (opts & OPT_MONITOR)
         open_monitor(&d, ctx);
     int rc = (opts & OPT_CONNECT) ? zlink_connect(d.socket, ENDPOINT)
@@ -517,20 +522,29 @@ static void write_seed(const char *dir, const char *name, const seed *s)
     fclose(file);
 }
 
-static void write_session_seed(const char *dir, int type_index, bool connect)
+/* plain: our socket is a PLAIN client, and the peer a PLAIN server that
+ * welcomes it. */
+static void write_session_seed(const char *dir, int type_index, bool connect,
+                               bool plain)
 {
     seed s = {.len = 0};
-    uint8_t head[2] = {(uint8_t)type_index,
+    uint8_t head[2] = {(uint8_t)(type_index | (plain ? 0x80 : 0)),
                        (uint8_t)((connect ? OPT_CONNECT : 0) |
                                  (type_index == 2 ? OPT_TYPE_OPTION : 0))};
     put(&s, head, 2);
     if (!connect)
         put_op(&s, OP_ACCEPT, 0);
     uint8_t greeting[ZL_GREETING_SIZE];
-    zl_greeting_encode(greeting, "NULL", false);
+    zl_greeting_encode(greeting, plain ? "PLAIN" : "NULL", plain);
     /* As libzmq sends it: 11 bytes, then the rest. */
     put_data(&s, greeting, 11);
     put_data(&s, greeting + 11, sizeof greeting - 11);
+    if (plain) {
+        uint8_t welcome[16];
+        size_t len =
+            zl_command_encode(welcome, sizeof welcome, "WELCOME", NULL, 0);
+        put_data(&s, welcome, len);
+    }
     uint8_t ready[256];
     size_t n =
         zl_ready_encode(ready, sizeof ready, peer_types[type_index], "peer", 4);
@@ -545,8 +559,8 @@ static void write_session_seed(const char *dir, int type_index, bool connect)
     put_op(&s, OP_HANG_UP, 0);
     put_op(&s, OP_CLOCK, 4);
     char name[64];
-    snprintf(name, sizeof name, "session_%d_%s", type_index,
-             connect ? "connect" : "bind");
+    snprintf(name, sizeof name, "session_%d_%s%s", type_index,
+             connect ? "connect" : "bind", plain ? "_plain" : "");
     write_seed(dir, name, &s);
 }
 
@@ -557,9 +571,10 @@ static void write_seeds(const char *dir)
         exit(1);
     }
     for (int t = 0; t < TYPE_COUNT; t++) {
-        write_session_seed(dir, t, false);
-        write_session_seed(dir, t, true);
+        write_session_seed(dir, t, false, false);
+        write_session_seed(dir, t, true, false);
     }
+    write_session_seed(dir, 5, true, true); /* a DEALER */
 }
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
