@@ -1752,6 +1752,17 @@ static uint32_t client_failure(const client *c)
     return client_event_value(c, ZLINK_EVENT_HANDSHAKE_FAILED_PROTOCOL);
 }
 
+/* The client's application sends "up", and the raw server reads it. */
+static void expect_sent_up(client *c, raw_fd fd)
+{
+    ck_assert_int_eq(zlink_send(c->dealer, "up", 2, 0), 2);
+    raw_frame fr;
+    ck_assert(raw_read_frame(fd, &fr, WAIT_MS));
+    ck_assert_uint_eq(fr.size, 2);
+    ck_assert(memcmp(fr.body, "up", 2) == 0);
+    free(fr.body);
+}
+
 /* The server side of a good handshake, as ROUTER. */
 static void raw_router_handshake(raw_fd fd)
 {
@@ -1847,12 +1858,7 @@ START_TEST(server_vanishes_mid_message)
     ck_assert_int_eq(
         zlink_getsockopt(c.dealer, ZLINK_RCVMORE, &more, &more_len), 0);
     ck_assert_int_eq(more, 0);
-    ck_assert_int_eq(zlink_send(c.dealer, "up", 2, 0), 2);
-    raw_frame fr;
-    ck_assert(raw_read_frame(fd, &fr, WAIT_MS));
-    ck_assert_uint_eq(fr.size, 2);
-    ck_assert(memcmp(fr.body, "up", 2) == 0);
-    free(fr.body);
+    expect_sent_up(&c, fd);
     raw_close(fd);
     client_teardown(&c);
 }
@@ -1905,12 +1911,7 @@ START_TEST(plain_client_handshake)
     char buf[16];
     ck_assert_int_eq(zlink_recv(c.dealer, buf, sizeof buf, 0), 2);
     ck_assert(memcmp(buf, "hi", 2) == 0);
-    ck_assert_int_eq(zlink_send(c.dealer, "up", 2, 0), 2);
-    raw_frame fr;
-    ck_assert(raw_read_frame(fd, &fr, WAIT_MS));
-    ck_assert_uint_eq(fr.size, 2);
-    ck_assert(memcmp(fr.body, "up", 2) == 0);
-    free(fr.body);
+    expect_sent_up(&c, fd);
     raw_close(fd);
     client_teardown(&c);
 }
