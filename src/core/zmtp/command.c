@@ -119,7 +119,7 @@ size_t zl_ready_encode(uint8_t *out, size_t cap, int socket_type,
                                       identity_len);
 }
 
-size_t zl_metadata_command_encode(uint8_t *out, size_t cap, const char *ready,
+size_t zl_metadata_command_encode(uint8_t *out, size_t cap, const char *name,
                                   int socket_type, const void *identity,
                                   size_t identity_len)
 {
@@ -128,7 +128,7 @@ size_t zl_metadata_command_encode(uint8_t *out, size_t cap, const char *ready,
         return 0;
     size_t type_len = strlen(type_name);
     size_t body_size =
-        1 + strlen(ready) + property_size("Socket-Type", type_len);
+        1 + strlen(name) + property_size("Socket-Type", type_len);
     /* As libzmq: the types that route by identity always announce one, even
      * empty; peers log or match on the property's presence. */
     bool with_identity =
@@ -144,9 +144,9 @@ size_t zl_metadata_command_encode(uint8_t *out, size_t cap, const char *ready,
         return 0;
 
     size_t at = zl_frame_header_encode(out, ZL_FRAME_COMMAND, body_size);
-    out[at++] = (uint8_t)strlen(ready);
-    memcpy(out + at, ready, strlen(ready));
-    at += strlen(ready);
+    out[at++] = (uint8_t)strlen(name);
+    memcpy(out + at, name, strlen(name));
+    at += strlen(name);
     at += zl_property_encode(out + at, cap - at, "Socket-Type", type_name,
                              type_len);
     if (with_identity)

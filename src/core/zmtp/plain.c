@@ -38,7 +38,7 @@ bool zl_plain_libzmq43_error(const uint8_t *body, size_t len,
 int zl_error_status_code(const uint8_t *data, size_t len)
 {
     /* The reason is a short string: one length byte, then the text. */
-    if (len < 1 || data[0] != 3 || len < 4)
+    if (len < 4 || data[0] != 3)
         return 0;
     const uint8_t *code = data + 1;
     if (code[0] < '3' || code[0] > '5' || code[1] != '0' || code[2] != '0')
