@@ -1219,6 +1219,67 @@ static int collect(void *arg, const uint8_t *name, size_t name_len,
 }
 
 /* Our own READY, through the decoder and back, as the engine will do. */
+/* PLAIN's HELLO: the name, then each credential as a short string. */
+START_TEST(plain_hello_encode)
+{
+    uint8_t out[600];
+    size_t n = zl_plain_hello_encode(out, sizeof out, "ab", 2, "xyz", 3);
+    static const uint8_t want[] = {0x04, 13,  5,   'H', 'E', 'L', 'L', 'O',
+                                   2,    'a', 'b', 3,   'x', 'y', 'z'};
+    ck_assert_uint_eq(n, sizeof want);
+    ck_assert_mem_eq(out, want, sizeof want);
+    /* Empty credentials are two zero lengths; 255 bytes each still fit. */
+    ck_assert_uint_eq(zl_plain_hello_encode(out, sizeof out, NULL, 0, NULL, 0),
+                      2 + 8);
+    uint8_t big[256] = {0};
+    ck_assert_uint_eq(
+        zl_plain_hello_encode(out, sizeof out, big, 255, big, 255),
+        9 + 6 + 2 + 510);
+    ck_assert_uint_eq(zl_plain_hello_encode(out, sizeof out, big, 256, big, 1),
+                      0);
+    ck_assert_uint_eq(zl_plain_hello_encode(out, 10, "ab", 2, "xyz", 3), 0);
+}
+END_TEST
+
+/* The status code of an ERROR whose reason is text. */
+static int status_of(const char *text)
+{
+    uint8_t reason[64];
+    size_t n = strlen(text);
+    ck_assert_uint_lt(n, sizeof reason);
+    reason[0] = (uint8_t)n;
+    memcpy(reason + 1, text, n);
+    return zl_error_status_code(reason, n + 1);
+}
+
+/* An ERROR's reason gives a ZAP status code only when it is exactly 300,
+ * 400 or 500; libzmq 4.3's "^RROR" body is recognised by its name. */
+START_TEST(plain_error_reasons)
+{
+    ck_assert_int_eq(status_of("300"), 300);
+    ck_assert_int_eq(status_of("400"), 400);
+    ck_assert_int_eq(status_of("500"), 500);
+    ck_assert_int_eq(status_of("200"), 0);
+    ck_assert_int_eq(status_of("401"), 0);
+    ck_assert_int_eq(status_of("4000"), 0);
+    ck_assert_int_eq(status_of("Invalid socket type"), 0);
+    static const uint8_t truncated[] = {3, '4', '0'};
+    ck_assert_int_eq(zl_error_status_code(truncated, sizeof truncated), 0);
+    ck_assert_int_eq(zl_error_status_code(NULL, 0), 0);
+    static const uint8_t libzmq43[] = {0x5e, 'R', 'R', 'O', 'R',
+                                       3,    '4', '0', '0'};
+    const uint8_t *data;
+    size_t len;
+    ck_assert(zl_plain_libzmq43_error(libzmq43, sizeof libzmq43, &data, &len));
+    ck_assert_uint_eq(len, 4);
+    ck_assert_int_eq(zl_error_status_code(data, len), 400);
+    static const uint8_t error[] = {5,   'E', 'R', 'R', 'O',
+                                    'R', 3,   '4', '0', '0'};
+    ck_assert(!zl_plain_libzmq43_error(error, sizeof error, &data, &len));
+    ck_assert(!zl_plain_libzmq43_error(libzmq43, 4, &data, &len));
+}
+END_TEST
+
 START_TEST(ready_round_trip)
 {
     uint8_t wire[64];
@@ -1455,6 +1516,8 @@ static Suite *suite(void)
     tcase_add_test(tc, ready_encode_long_identity);
     tcase_add_test(tc, ready_encode_unknown_type);
     tcase_add_test(tc, ready_round_trip);
+    tcase_add_test(tc, plain_hello_encode);
+    tcase_add_test(tc, plain_error_reasons);
     tcase_add_test(tc, properties_any_order);
     tcase_add_test(tc, properties_truncated);
     tcase_add_test(tc, properties_hostile_lengths);
