@@ -268,9 +268,9 @@ ZLINK_EXPORT const char *zlink_msg_gets(const zlink_msg_t *msg,
 #define ZLINK_MECHANISM 43
 #define ZLINK_NULL 0
 #define ZLINK_PLAIN 1
-/* int: 1 makes a PLAIN server in libzmq. zlink offers PLAIN's client side
- * only, so 1 fails with EINVAL, as libzmq built without a mechanism does;
- * 0 goes back to the NULL mechanism. Reads 0. */
+/* int: 1 makes the socket a PLAIN server, which asks the ZAP handler the
+ * application bound at inproc://zeromq.zap.01 about every client (and
+ * refuses them all while none is bound); 0 goes back to NULL. */
 #define ZLINK_PLAIN_SERVER 44
 /* binary, 1-255 bytes: the credentials a PLAIN client sends in its HELLO
  * (ZMTP-PLAIN, rfc.zeromq.org spec 24). Setting either makes the socket a
@@ -278,6 +278,9 @@ ZLINK_EXPORT const char *zlink_msg_gets(const zlink_msg_t *msg,
  * use them over tls:// or a trusted network. */
 #define ZLINK_PLAIN_USERNAME 45
 #define ZLINK_PLAIN_PASSWORD 46
+/* string, up to 255 bytes: the domain a PLAIN server names in its ZAP
+ * requests. */
+#define ZLINK_ZAP_DOMAIN 55
 /* REQ, int, default 0: each request starts with a request id frame, and
  * only the reply that carries it back is taken. */
 #define ZLINK_REQ_CORRELATE 52
@@ -422,11 +425,20 @@ ZLINK_EXPORT const char *zlink_msg_gets(const zlink_msg_t *msg,
 #define ZLINK_PROTOCOL_ERROR_ZMTP_UNEXPECTED_COMMAND 0x10000001
 #define ZLINK_PROTOCOL_ERROR_ZMTP_INVALID_SEQUENCE 0x10000002
 #define ZLINK_PROTOCOL_ERROR_ZMTP_MALFORMED_COMMAND_UNSPECIFIED 0x10000011
+#define ZLINK_PROTOCOL_ERROR_ZMTP_MALFORMED_COMMAND_HELLO 0x10000013
+#define ZLINK_PROTOCOL_ERROR_ZMTP_MALFORMED_COMMAND_INITIATE 0x10000014
 #define ZLINK_PROTOCOL_ERROR_ZMTP_MALFORMED_COMMAND_ERROR 0x10000015
 #define ZLINK_PROTOCOL_ERROR_ZMTP_MALFORMED_COMMAND_READY 0x10000016
 #define ZLINK_PROTOCOL_ERROR_ZMTP_MALFORMED_COMMAND_WELCOME 0x10000017
 #define ZLINK_PROTOCOL_ERROR_ZMTP_INVALID_METADATA 0x10000018
 #define ZLINK_PROTOCOL_ERROR_ZMTP_MECHANISM_MISMATCH 0x11000002
+/* A PLAIN server's ZAP handler answered wrongly, or went away. */
+#define ZLINK_PROTOCOL_ERROR_ZAP_UNSPECIFIED 0x20000000
+#define ZLINK_PROTOCOL_ERROR_ZAP_MALFORMED_REPLY 0x20000001
+#define ZLINK_PROTOCOL_ERROR_ZAP_BAD_REQUEST_ID 0x20000002
+#define ZLINK_PROTOCOL_ERROR_ZAP_BAD_VERSION 0x20000003
+#define ZLINK_PROTOCOL_ERROR_ZAP_INVALID_STATUS_CODE 0x20000004
+#define ZLINK_PROTOCOL_ERROR_ZAP_INVALID_METADATA 0x20000005
 /* ws://, wss://: a bad HTTP upgrade or WebSocket frame, as libzmq. */
 #define ZLINK_PROTOCOL_ERROR_WS_UNSPECIFIED 0x30000000
 /* tls://: why the TLS layer failed (HANDSHAKE_FAILED_PROTOCOL). */

@@ -264,9 +264,9 @@ START_TEST(router_only_options)
 }
 END_TEST
 
-/* PLAIN's client options, as libzmq takes them: either credential makes a
- * PLAIN client, NULL with length 0 goes back to NULL, and both read back
- * as strings. The server side is not offered. */
+/* PLAIN's options, as libzmq takes them: either credential makes a PLAIN
+ * client, PLAIN_SERVER a PLAIN server, NULL with length 0 or PLAIN_SERVER 0
+ * go back to NULL, and strings read back with their NUL. */
 START_TEST(plain_options)
 {
     void *ctx = zt_ctx();
@@ -292,14 +292,29 @@ START_TEST(plain_options)
     zt_expect_errno(zlink_setsockopt(s, ZLINK_PLAIN_PASSWORD, big, 256),
                     EINVAL);
     zt_expect_errno(zlink_setsockopt(s, ZLINK_PLAIN_PASSWORD, "", 0), EINVAL);
-    int on = 1, off = 0;
-    zt_expect_errno(zlink_setsockopt(s, ZLINK_PLAIN_SERVER, &on, sizeof on),
-                    EINVAL);
+    int on = 1, off = 0, two = 2;
+    ck_assert_int_eq(zlink_setsockopt(s, ZLINK_PLAIN_SERVER, &on, sizeof on),
+                     0);
     ck_assert_int_eq(zt_get_int(s, ZLINK_MECHANISM), ZLINK_PLAIN);
+    ck_assert_int_eq(zt_get_int(s, ZLINK_PLAIN_SERVER), 1);
+    /* A credential makes it a client again. */
+    ck_assert_int_eq(zlink_setsockopt(s, ZLINK_PLAIN_USERNAME, "u", 1), 0);
+    ck_assert_int_eq(zt_get_int(s, ZLINK_PLAIN_SERVER), 0);
+    zt_expect_errno(zlink_setsockopt(s, ZLINK_PLAIN_SERVER, &two, sizeof two),
+                    EINVAL);
     ck_assert_int_eq(zlink_setsockopt(s, ZLINK_PLAIN_SERVER, &off, sizeof off),
                      0);
     ck_assert_int_eq(zt_get_int(s, ZLINK_MECHANISM), ZLINK_NULL);
     ck_assert_int_eq(zt_get_int(s, ZLINK_PLAIN_SERVER), 0);
+    /* The domain a server names in its ZAP requests. */
+    len = sizeof got;
+    ck_assert_int_eq(zlink_getsockopt(s, ZLINK_ZAP_DOMAIN, got, &len), 0);
+    ck_assert_uint_eq(len, 1);
+    ck_assert_int_eq(zlink_setsockopt(s, ZLINK_ZAP_DOMAIN, "global", 6), 0);
+    len = sizeof got;
+    ck_assert_int_eq(zlink_getsockopt(s, ZLINK_ZAP_DOMAIN, got, &len), 0);
+    ck_assert_str_eq(got, "global");
+    zt_expect_errno(zlink_setsockopt(s, ZLINK_ZAP_DOMAIN, big, 256), EINVAL);
     zt_close(s);
     zt_term(ctx);
 }

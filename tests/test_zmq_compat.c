@@ -63,6 +63,7 @@
     X(ZMQ_PLAIN_SERVER, 44)                                                    \
     X(ZMQ_PLAIN_USERNAME, 45)                                                  \
     X(ZMQ_PLAIN_PASSWORD, 46)                                                  \
+    X(ZMQ_ZAP_DOMAIN, 55)                                                      \
     X(ZMQ_THREAD_SAFE, 81)                                                     \
     X(ZMQ_NOBLOCK, 1)                                                          \
     X(ZMQ_STREAMER, 1)                                                         \
@@ -122,7 +123,15 @@
     X(ZMQ_PROTOCOL_ERROR_ZMTP_UNEXPECTED_COMMAND, 0x10000001)                  \
     X(ZMQ_PROTOCOL_ERROR_ZMTP_INVALID_SEQUENCE, 0x10000002)                    \
     X(ZMQ_PROTOCOL_ERROR_ZMTP_MALFORMED_COMMAND_UNSPECIFIED, 0x10000011)       \
+    X(ZMQ_PROTOCOL_ERROR_ZMTP_MALFORMED_COMMAND_HELLO, 0x10000013)             \
+    X(ZMQ_PROTOCOL_ERROR_ZMTP_MALFORMED_COMMAND_INITIATE, 0x10000014)          \
     X(ZMQ_PROTOCOL_ERROR_ZMTP_MALFORMED_COMMAND_ERROR, 0x10000015)             \
+    X(ZMQ_PROTOCOL_ERROR_ZAP_UNSPECIFIED, 0x20000000)                          \
+    X(ZMQ_PROTOCOL_ERROR_ZAP_MALFORMED_REPLY, 0x20000001)                      \
+    X(ZMQ_PROTOCOL_ERROR_ZAP_BAD_REQUEST_ID, 0x20000002)                       \
+    X(ZMQ_PROTOCOL_ERROR_ZAP_BAD_VERSION, 0x20000003)                          \
+    X(ZMQ_PROTOCOL_ERROR_ZAP_INVALID_STATUS_CODE, 0x20000004)                  \
+    X(ZMQ_PROTOCOL_ERROR_ZAP_INVALID_METADATA, 0x20000005)                     \
     X(ZMQ_PROTOCOL_ERROR_ZMTP_MALFORMED_COMMAND_READY, 0x10000016)             \
     X(ZMQ_PROTOCOL_ERROR_ZMTP_MALFORMED_COMMAND_WELCOME, 0x10000017)           \
     X(ZMQ_PROTOCOL_ERROR_ZMTP_INVALID_METADATA, 0x10000018)                    \

@@ -245,12 +245,14 @@ static void become_active(zl_engine *e, const zl_blob *peer_routing_id)
 }
 
 /* HANDSHAKE → FAILING: tell the peer why before closing, as the spec
- * asks; the close follows once the ERROR is written (OUTPUT_IDLE). */
-static void reject_peer(zl_engine *e)
+ * asks; the close follows once the ERROR is written (OUTPUT_IDLE). The
+ * reason is a short string: its length byte, then the text. */
+static void reject_peer(zl_engine *e, const char *reason)
 {
-    static const char reason[] = "\x13Invalid socket type";
+    if (!reason)
+        reason = "\x13Invalid socket type";
     set_state(e, ZL_ENGINE_FAILING);
-    zl_engine_queue_command(e, "ERROR", reason, sizeof reason - 1);
+    zl_engine_queue_command(e, "ERROR", reason, 1 + (uint8_t)reason[0]);
     zl_engine_fill_output(e);
 }
 
@@ -301,7 +303,7 @@ void zl_engine_dispatch(zl_engine *e, zl_engine_event ev,
             become_active(e, args->peer_routing_id);
             return;
         case ZL_ENGINE_PEER_REJECTED:
-            reject_peer(e);
+            reject_peer(e, args ? args->error_reason : NULL);
             return;
         default:
             break;

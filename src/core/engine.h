@@ -1,7 +1,7 @@
 /* engine.h — one ZMTP connection on an I/O thread: the stream's own
- * handshake, greeting, NULL mechanism, READY, then framing between a stream
- * (transport/stream.h) and the session's pipe. Its only inputs are completions,
- * pipe activations and timers. */
+ * handshake, greeting, mechanism (NULL, PLAIN), READY, then framing between a
+ * stream (transport/stream.h) and the session's pipe. Its only inputs are
+ * completions, pipe activations and timers. */
 #ifndef ZL_ENGINE_H
 #define ZL_ENGINE_H
 
@@ -31,6 +31,11 @@ void zl_engine_pipe_gone(zl_engine *e);
 /* True once the pipe's delimiter was reached and everything before it is on
  * the wire (linger is over). */
 bool zl_engine_drained(const zl_engine *e);
+/* A PLAIN server's ZAP reply (zap.h), or NULL when the handler answered
+ * wrongly (reason) or went away. Takes reply->metadata. */
+struct zl_zap_reply;
+void zl_engine_zap_replied(zl_engine *e, struct zl_zap_reply *reply,
+                           uint32_t reason);
 /* Detaches from the session and closes; memory goes after pending
  * completions have run. No session callback happens after this. */
 void zl_engine_destroy(zl_engine *e);

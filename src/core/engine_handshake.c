@@ -1,9 +1,9 @@
 /* engine_handshake.c — the ZMTP handshake of one connection, both ways:
- * our greeting and READY (or a plain ZWS2.0 routing id, or a PLAIN
- * client's HELLO and INITIATE), the peer's greeting checked byte range by
- * byte range, and its READY turned into the connection's metadata and the
- * routing id the session names it by. Its outcomes go to the state machine
- * (engine.c) as events. */
+ * our greeting and READY (or a plain ZWS2.0 routing id; PLAIN's own
+ * commands are engine_plain.c's), the peer's greeting checked byte range by
+ * byte range, and its READY (or INITIATE) turned into the connection's
+ * metadata and the routing id the session names it by. Its outcomes go to
+ * the state machine (engine.c) as events. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,33 +14,6 @@
 
 #include <uv.h>
 
-/* A PLAIN client's handshake: HELLO, the server's WELCOME, our INITIATE,
- * its READY. The server may answer either with an ERROR instead. */
-typedef struct zl_plain_client {
-    zl_blob username, password;
-    bool welcomed;
-} zl_plain_client;
-
-bool zl_engine_init_plain(zl_engine *e, const zl_options *options)
-{
-    if (options->mechanism != ZLINK_PLAIN)
-        return true;
-    e->plain = calloc(1, sizeof *e->plain);
-    if (!e->plain)
-        return false;
-    if (options->plain_username)
-        e->plain->username = *options->plain_username;
-    if (options->plain_password)
-        e->plain->password = *options->plain_password;
-    return true;
-}
-
-void zl_engine_release_plain(zl_engine *e)
-{
-    free(e->plain);
-    e->plain = NULL;
-}
-
 static const char *mechanism_name(const zl_engine *e)
 {
     return e->plain ? "PLAIN" : "NULL";
@@ -49,7 +22,7 @@ static const char *mechanism_name(const zl_engine *e)
 bool zl_engine_queue_greeting(zl_engine *e)
 {
     uint8_t greeting[ZL_GREETING_SIZE];
-    zl_greeting_encode(greeting, mechanism_name(e), false);
+    zl_greeting_encode(greeting, mechanism_name(e), zl_engine_plain_server(e));
     return zl_engine_queue_bytes(e, greeting, sizeof greeting);
 }
 
@@ -73,51 +46,7 @@ bool zl_engine_queue_ready(zl_engine *e)
 
 bool zl_engine_queue_mechanism_start(zl_engine *e)
 {
-    if (!e->plain)
-        return zl_engine_queue_ready(e);
-    uint8_t hello[ZL_ENGINE_COMMAND_ROOM];
-    size_t len = zl_plain_hello_encode(
-        hello, sizeof hello, e->plain->username.data, e->plain->username.len,
-        e->plain->password.data, e->plain->password.len);
-    return len > 0 && zl_engine_queue_bytes(e, hello, len);
-}
-
-/* A PLAIN server's WELCOME: our INITIATE follows, with READY's properties. */
-static void on_welcome(zl_engine *e, size_t data_len)
-{
-    if (!e->plain || e->plain->welcomed) {
-        zl_engine_protocol_error(e,
-                                 ZLINK_PROTOCOL_ERROR_ZMTP_UNEXPECTED_COMMAND);
-        return;
-    }
-    if (data_len != 0) {
-        zl_engine_protocol_error(
-            e, ZLINK_PROTOCOL_ERROR_ZMTP_MALFORMED_COMMAND_WELCOME);
-        return;
-    }
-    e->plain->welcomed = true;
-    uint8_t initiate[ZL_ENGINE_COMMAND_ROOM];
-    const zl_blob *id = e->routing_id;
-    size_t len = zl_metadata_command_encode(
-        initiate, sizeof initiate, "INITIATE", e->socket_type,
-        id ? id->data : NULL, id ? id->len : 0);
-    if (len == 0 || !zl_engine_queue_bytes(e, initiate, len)) {
-        zl_engine_fail_io(e, -ENOMEM);
-        return;
-    }
-    zl_engine_fill_output(e);
-}
-
-/* The peer's ERROR during the handshake. A PLAIN server's refusal carries
- * its ZAP status code, reported as libzmq does. */
-static void on_error(zl_engine *e, const uint8_t *data, size_t data_len)
-{
-    int code = e->plain ? zl_error_status_code(data, data_len) : 0;
-    if (code && e->session)
-        zl_monitor_event(zl_session_socket(e->session),
-                         ZLINK_EVENT_HANDSHAKE_FAILED_AUTH, (uint64_t)code,
-                         zl_session_endpoint(e->session));
-    zl_engine_fail(e, true);
+    return e->plain ? zl_engine_plain_start(e) : zl_engine_queue_ready(e);
 }
 
 /* Consumes greeting bytes; checks each byte range as soon as it arrives,
@@ -166,7 +95,7 @@ typedef struct ready_props {
 /* Peer-Address as libzmq gives it: the IP without port for tcp (and the
  * transports over it), "localhost:uid:gid:pid" for ipc where the OS tells
  * the peer's credentials. */
-static void format_peer_address(zl_engine *e, char *out, size_t cap)
+void zl_engine_peer_address(zl_engine *e, char *out, size_t cap)
 {
     zl_addr addr;
     out[0] = '\0';
@@ -189,7 +118,7 @@ static void format_peer_address(zl_engine *e, char *out, size_t cap)
  * without memory for it, messages simply carry none. */
 static void make_metadata(zl_engine *e, zl_metadata_builder *b)
 {
-    format_peer_address(e, b->peer_address, sizeof b->peer_address);
+    zl_engine_peer_address(e, b->peer_address, sizeof b->peer_address);
     e->metadata = zl_metadata_build(b);
 }
 
@@ -217,15 +146,15 @@ static int on_property(void *arg, const uint8_t *name, size_t name_len,
     return 0; /* other properties are ignored (DESIGN.md §4a) */
 }
 
-static void on_ready(zl_engine *e, const uint8_t *data, size_t len)
+void zl_engine_accept_properties(zl_engine *e, const uint8_t *data, size_t len,
+                                 uint32_t malformed, bool answer_ready)
 {
     ready_props props = {.engine = e, .peer_type = -1};
     zl_metadata_builder_init(&props.metadata);
     int rc = zl_properties_parse(data, len, on_property, &props);
     if (rc != 0 || props.peer_type < 0) {
         zl_engine_protocol_error(
-            e, rc < 0 ? ZLINK_PROTOCOL_ERROR_ZMTP_MALFORMED_COMMAND_READY
-                      : ZLINK_PROTOCOL_ERROR_ZMTP_INVALID_METADATA);
+            e, rc < 0 ? malformed : ZLINK_PROTOCOL_ERROR_ZMTP_INVALID_METADATA);
         return;
     }
     if (props.type_refused) {
@@ -236,7 +165,12 @@ static void on_ready(zl_engine *e, const uint8_t *data, size_t len)
         zl_engine_dispatch(e, ZL_ENGINE_PEER_REJECTED, NULL);
         return;
     }
+    zl_engine_plain_add_metadata(e, &props.metadata);
     make_metadata(e, &props.metadata);
+    if (answer_ready && !zl_engine_queue_ready(e)) {
+        zl_engine_fail_io(e, -ENOMEM);
+        return;
+    }
     zl_engine_args args = {.peer_routing_id = &props.identity};
     zl_engine_dispatch(e, ZL_ENGINE_PEER_READY, &args);
 }
@@ -266,8 +200,8 @@ static bool on_routing_id(zl_engine *e, zlink_msg_t *msg)
 }
 
 /* A frame before the connection is ACTIVE: the peer's READY (or ERROR),
- * a PLAIN server's WELCOME, or a plain ZWS2.0 peer's routing id; anything
- * else fails the handshake.
+ * PLAIN's commands (engine_plain.c), or a plain ZWS2.0 peer's routing id;
+ * anything else fails the handshake.
  * Returns false when decoding must stop. */
 bool zl_engine_handshake_frame(zl_engine *e, zlink_msg_t *msg)
 {
@@ -283,22 +217,18 @@ bool zl_engine_handshake_frame(zl_engine *e, zlink_msg_t *msg)
     size_t name_len, data_len;
     const uint8_t *body = zlink_msg_data(msg);
     size_t body_len = zlink_msg_size(msg);
-    if (e->plain && zl_plain_libzmq43_error(body, body_len, &data, &data_len))
-        on_error(e, data, data_len);
+    if (e->plain)
+        zl_engine_plain_command(e, body, body_len);
     else if (zl_command_parse(body, body_len, &name, &name_len, &data,
                               &data_len) != 0)
         zl_engine_protocol_error(
             e, ZLINK_PROTOCOL_ERROR_ZMTP_MALFORMED_COMMAND_UNSPECIFIED);
-    else if (zl_command_is(name, name_len, "READY")) {
-        if (e->plain && !e->plain->welcomed)
-            zl_engine_protocol_error(
-                e, ZLINK_PROTOCOL_ERROR_ZMTP_UNEXPECTED_COMMAND);
-        else
-            on_ready(e, data, data_len);
-    } else if (zl_command_is(name, name_len, "WELCOME"))
-        on_welcome(e, data_len);
+    else if (zl_command_is(name, name_len, "READY"))
+        zl_engine_accept_properties(
+            e, data, data_len,
+            ZLINK_PROTOCOL_ERROR_ZMTP_MALFORMED_COMMAND_READY, false);
     else if (zl_command_is(name, name_len, "ERROR"))
-        on_error(e, data, data_len);
+        zl_engine_fail(e, true);
     else
         zl_engine_protocol_error(e,
                                  ZLINK_PROTOCOL_ERROR_ZMTP_UNEXPECTED_COMMAND);

@@ -56,6 +56,7 @@ typedef struct zl_engine_args {
     int status;
     size_t bytes;
     const zl_blob *peer_routing_id;
+    const char *error_reason; /* PEER_REJECTED: ERROR's short string */
 } zl_engine_args;
 
 /* The pending read, if any. */
@@ -95,9 +96,9 @@ struct zl_engine {
     /* Ours, announced in READY; NULL when empty, as it usually is, so that
      * a connection does not carry 256 bytes for it. */
     zl_blob *routing_id;
-    /* PLAIN's client side: the credentials for our HELLO, NULL under the
-     * NULL mechanism and once the handshake is over. */
-    struct zl_plain_client *plain;
+    /* PLAIN, either side (engine_handshake.c): NULL under the NULL
+     * mechanism and once the handshake is over. */
+    struct zl_plain *plain;
     int handshake_ivl;
     int heartbeat_ivl, heartbeat_ttl, heartbeat_timeout;
     int pending_ops;
@@ -181,11 +182,27 @@ void zl_engine_arm_deadline(zl_engine *e, int ms);
 /* engine_handshake.c: our greeting and READY, the peer's. */
 bool zl_engine_queue_greeting(zl_engine *e);
 bool zl_engine_queue_ready(zl_engine *e);
-/* Our first command after the greeting: READY, or a PLAIN client's HELLO. */
+/* Our first command after the greeting: READY, or a PLAIN client's HELLO
+ * (a PLAIN server waits for the client's). */
 bool zl_engine_queue_mechanism_start(zl_engine *e);
-/* engine_handshake.c: PLAIN's client state, from the socket's options. */
+/* The peer's READY or INITIATE properties: the connection's metadata and
+ * routing id, then PEER_READY (our READY first when answer_ready), or
+ * PEER_REJECTED for a socket type we do not talk to. */
+void zl_engine_accept_properties(zl_engine *e, const uint8_t *data, size_t len,
+                                 uint32_t malformed, bool answer_ready);
+/* Peer-Address as libzmq gives it ("" when unknown). */
+void zl_engine_peer_address(zl_engine *e, char *out, size_t cap);
+
+/* engine_plain.c: PLAIN, either side. */
+typedef struct zl_plain zl_plain;
 bool zl_engine_init_plain(zl_engine *e, const zl_options *options);
 void zl_engine_release_plain(zl_engine *e);
+bool zl_engine_plain_server(const zl_engine *e);
+bool zl_engine_plain_start(zl_engine *e);
+/* A command before READY: PLAIN's, READY or ERROR. */
+void zl_engine_plain_command(zl_engine *e, const uint8_t *body, size_t len);
+/* A server's User-Id and the ZAP handler's properties, for the metadata. */
+void zl_engine_plain_add_metadata(zl_engine *e, zl_metadata_builder *b);
 bool zl_engine_consume_greeting(zl_engine *e);
 bool zl_engine_handshake_frame(zl_engine *e, zlink_msg_t *msg);
 

@@ -121,6 +121,21 @@ static int set_plain_credential(zl_options *o, zl_blob **field, const void *val,
     if (set_blob(field, val, len) != 0)
         return -1;
     o->mechanism = ZLINK_PLAIN;
+    o->plain_server = false;
+    return 0;
+}
+
+/* A string option read back with its NUL; NULL reads as "". */
+static int put_string(void *val, size_t *len, const char *s)
+{
+    const char *v = s ? s : "";
+    size_t need = strlen(v) + 1;
+    if (!val || !len || *len < need) {
+        errno = EINVAL;
+        return -1;
+    }
+    memcpy(val, v, need);
+    *len = need;
     return 0;
 }
 
@@ -146,6 +161,7 @@ int zl_options_copy(zl_options *dst, const zl_options *src)
      * what dst holds. */
     dst->routing_id = dst->connect_routing_id = NULL;
     dst->plain_username = dst->plain_password = NULL;
+    dst->zap_domain = NULL;
     dst->ws_allowed_origins = NULL;
 #if defined(ZLINK_HAVE_TLS)
     dst->tls = zl_tls_settings_ref(src->tls);
@@ -154,6 +170,7 @@ int zl_options_copy(zl_options *dst, const zl_options *src)
         copy_blob(&dst->connect_routing_id, src->connect_routing_id) != 0 ||
         copy_blob(&dst->plain_username, src->plain_username) != 0 ||
         copy_blob(&dst->plain_password, src->plain_password) != 0 ||
+        (src->zap_domain && !(dst->zap_domain = strdup(src->zap_domain))) ||
         (src->ws_allowed_origins &&
          !(dst->ws_allowed_origins = strdup(src->ws_allowed_origins)))) {
         zl_options_destroy(dst);
@@ -170,6 +187,8 @@ void zl_options_destroy(zl_options *o)
     free(o->plain_username);
     free(o->plain_password);
     o->plain_username = o->plain_password = NULL;
+    free(o->zap_domain);
+    o->zap_domain = NULL;
     free(o->ws_allowed_origins);
     o->ws_allowed_origins = NULL;
 #if defined(ZLINK_HAVE_TLS)
@@ -317,18 +336,21 @@ int zl_options_set(zl_options *o, int option, const void *val, size_t len)
     case ZLINK_PLAIN_PASSWORD:
         return set_plain_credential(o, &o->plain_password, val, len);
     case ZLINK_PLAIN_SERVER: {
-        /* 0 goes back to the NULL mechanism, as in libzmq. PLAIN's server
-         * side needs a ZAP handler, which zlink does not consult. */
+        /* 1 authenticates peers through the ZAP handler; 0 goes back to the
+         * NULL mechanism, as in libzmq. */
         int v;
         if (zl_option_int(val, len, &v) != 0)
             return -1;
-        if (v != 0) {
+        if (v != 0 && v != 1) {
             errno = EINVAL;
             return -1;
         }
-        o->mechanism = ZLINK_NULL;
+        o->plain_server = v == 1;
+        o->mechanism = v == 1 ? ZLINK_PLAIN : ZLINK_NULL;
         return 0;
     }
+    case ZLINK_ZAP_DOMAIN:
+        return zl_string_option_set(&o->zap_domain, val, len, 255);
     case ZLINK_WS_ALLOWED_ORIGINS:
         return zl_string_option_set(&o->ws_allowed_origins, val, len,
                                     ZL_WS_ORIGINS_MAX);
@@ -352,7 +374,10 @@ int zl_options_get(const zl_options *o, int option, void *val, size_t *len)
     case ZLINK_MECHANISM:
         return zl_option_put_int(val, len, o->mechanism);
     case ZLINK_PLAIN_SERVER:
-        return zl_option_put_int(val, len, 0);
+        return zl_option_put_int(
+            val, len, o->plain_server && o->mechanism == ZLINK_PLAIN);
+    case ZLINK_ZAP_DOMAIN:
+        return put_string(val, len, o->zap_domain);
     case ZLINK_PLAIN_USERNAME:
         return put_blob_string(val, len, o->plain_username);
     case ZLINK_PLAIN_PASSWORD:
@@ -418,17 +443,8 @@ int zl_options_get(const zl_options *o, int option, void *val, size_t *len)
         *len = have;
         return 0;
     }
-    case ZLINK_WS_ALLOWED_ORIGINS: {
-        const char *v = o->ws_allowed_origins ? o->ws_allowed_origins : "";
-        size_t need = strlen(v) + 1;
-        if (!val || !len || *len < need) {
-            errno = EINVAL;
-            return -1;
-        }
-        memcpy(val, v, need);
-        *len = need;
-        return 0;
-    }
+    case ZLINK_WS_ALLOWED_ORIGINS:
+        return put_string(val, len, o->ws_allowed_origins);
     default:
         if (zl_tcp_is_option(option))
             return zl_tcp_option_get(o, option, val, len);

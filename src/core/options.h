@@ -39,7 +39,9 @@ typedef struct zl_options {
     /* ZLINK_MECHANISM: ZLINK_PLAIN once a PLAIN credential is set (zlink
      * offers PLAIN's client side only). NULL while unset. */
     int mechanism;
+    bool plain_server; /* ZLINK_PLAIN_SERVER: the server's side of it */
     zl_blob *plain_username, *plain_password;
+    char *zap_domain; /* ZLINK_ZAP_DOMAIN; NULL: "" */
     /* ZLINK_TLS_*: NULL until one is set or a tls endpoint is used;
      * shared, refcounted, by the sessions made with it (tls_config.h). */
     struct zl_tls_settings *tls;

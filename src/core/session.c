@@ -340,6 +340,7 @@ static void hiccup(zl_session *s)
 void zl_session_engine_error(zl_session *s, bool protocol)
 {
     s->engine = NULL;
+    zl_session_close_zap(s);
     zl_monitor_event(s->socket, ZLINK_EVENT_DISCONNECTED, s->fd, s->endpoint);
     clean_partial_messages(s);
     if (s->terminating || !s->connect_side || protocol) {
@@ -532,6 +533,7 @@ static void destroy(zl_session *s)
         zl_engine_destroy(s->engine);
         s->engine = NULL;
     }
+    zl_session_close_zap(s);
     close_pipe(s);
     if (s->has_conflated)
         zlink_msg_close(&s->conflated);
@@ -656,6 +658,10 @@ static void keep_connection_without_pipe(zl_session *s)
 static void session_pipe_command(zl_io_object *obj, const zl_cmd *cmd)
 {
     zl_session *s = (zl_session *)obj;
+    if (s->zap && cmd->pipe == s->zap) {
+        zl_session_zap_command(s, cmd); /* may free s */
+        return;
+    }
     if (cmd->pipe != s->pipe)
         return;
     switch (cmd->type) {

@@ -20,6 +20,7 @@ typedef struct zl_session {
     zl_options options;
 
     zl_pipe *pipe; /* our end; NULL until created */
+    zl_pipe *zap;  /* to the ZAP handler, while a PLAIN server asks it */
     struct zl_engine *engine;
     uint64_t fd; /* the engine's OS socket, for monitor values */
 
@@ -117,5 +118,15 @@ struct zl_recv_port *zl_session_recv_port(zl_session *s);
 void zl_session_recv_port_opened(zl_session *s);
 /* The endpoint as the application wrote it, for monitor events. */
 const char *zl_session_endpoint(const zl_session *s);
+
+/* session_zap.c: the engine's one ZAP request. -1 with ECONNREFUSED when
+ * no handler is bound; otherwise the reply comes back through
+ * zl_engine_zap_replied. */
+struct zl_zap_request;
+int zl_session_ask_zap(zl_session *s, const struct zl_zap_request *r);
+/* A command for the pipe to the handler. */
+void zl_session_zap_command(zl_session *s, const zl_cmd *cmd);
+/* Lets go of the pipe to the handler, if any. */
+void zl_session_close_zap(zl_session *s);
 
 #endif

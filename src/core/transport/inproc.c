@@ -190,6 +190,33 @@ int zl_inproc_connect(zl_socket *s, const char *name, zl_pipe **ours)
     return 0;
 }
 
+int zl_inproc_connect_pipe(zl_inproc_registry *r, const char *name,
+                           zl_mailbox *mailbox, void *owner, zl_pipe **ours)
+{
+    uv_mutex_lock(&r->lock);
+    zl_inproc_entry *e = find(r, name);
+    if (!e || !e->bound) {
+        uv_mutex_unlock(&r->lock);
+        errno = ECONNREFUSED;
+        return -1;
+    }
+    zl_socket *binder = e->bound;
+    zl_pipe *theirs;
+    /* One request and one reply go each way: no HWM. */
+    if (zl_pipe_pair(ours, &theirs, 0, 0) != 0) {
+        uv_mutex_unlock(&r->lock);
+        errno = ENOMEM;
+        return -1;
+    }
+    zl_pipe_set_owner(*ours, mailbox, owner);
+    zl_pipe_set_owner(theirs, &binder->mailbox, binder);
+    zl_cmd cmd = {.type = ZL_CMD_ATTACH_PIPE, .target = binder, .pipe = theirs};
+    zl_pipe_ref(theirs);
+    zl_mailbox_send(&binder->mailbox, &cmd);
+    uv_mutex_unlock(&r->lock);
+    return 0;
+}
+
 void zl_inproc_unbind(zl_socket *s, const char *name)
 {
     zl_inproc_registry *r = registry_of(s);

@@ -18,6 +18,12 @@ int zl_inproc_bind(struct zl_socket *s, const char *name);
 /* Creates the pipe at once (messages queue until the name is bound) and
  * returns our end. */
 int zl_inproc_connect(struct zl_socket *s, const char *name, zl_pipe **ours);
+/* A pipe from something that is not a socket (a session asking the ZAP
+ * handler) to the socket bound at name, which gets the other end; ours is
+ * owned by owner through mailbox. -1 with ECONNREFUSED when nothing is
+ * bound there: unlike a socket's connect, this one does not wait. */
+int zl_inproc_connect_pipe(zl_inproc_registry *r, const char *name,
+                           zl_mailbox *mailbox, void *owner, zl_pipe **ours);
 void zl_inproc_unbind(struct zl_socket *s, const char *name);
 void zl_inproc_unbind_all(struct zl_socket *s);
 
