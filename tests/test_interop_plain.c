@@ -1,7 +1,9 @@
-/* test_interop_plain.c — zlink as a PLAIN client of a real libzmq 4.3 PLAIN
- * server (tests/interop/zmq_plain_server), whose ZAP handler checks the
- * credentials: the wrong ones are refused with HANDSHAKE_FAILED_AUTH 400,
- * the right ones carry a message both ways. */
+/* test_interop_plain.c — PLAIN between zlink and a real libzmq 4.3
+ * (tests/interop/zmq_plain_peer), both ways. A zlink client of libzmq's
+ * PLAIN server, whose ZAP handler checks the credentials; and libzmq's
+ * client of a zlink PLAIN server, whose handler is a zlink REP served by
+ * this test. The wrong password is refused, the right one carries a
+ * message both ways. */
 
 #include "peer_process.h"
 #include "testutil.h"
@@ -34,7 +36,7 @@ static void *plain_dealer(void *ctx, const char *password, void **monitor,
 START_TEST(plain_client_against_libzmq)
 {
     struct peer peer;
-    char *args[] = {peer_path, "tcp://127.0.0.1:*", NULL};
+    char *args[] = {peer_path, "server", "tcp://127.0.0.1:*", NULL};
     peer_start(&peer, args, false);
     const char *endpoint = peer_read_endpoint(&peer);
     void *ctx = zlink_ctx_new();
@@ -71,19 +73,90 @@ START_TEST(plain_client_against_libzmq)
 }
 END_TEST
 
+/* Answers one ZAP request on handler: admin with secret only. */
+static void serve_zap(void *handler)
+{
+    char parts[8][256];
+    int lens[8];
+    for (int i = 0; i < 8; i++) {
+        lens[i] = zlink_recv(handler, parts[i], sizeof parts[i], 0);
+        ck_assert_msg(lens[i] >= 0, "no ZAP request: %s",
+                      zlink_strerror(zlink_errno()));
+    }
+    bool ok = lens[6] == 5 && memcmp(parts[6], "admin", 5) == 0 &&
+              lens[7] == 6 && memcmp(parts[7], "secret", 6) == 0;
+    const char *reply[] = {
+        "1.0", "1", ok ? "200" : "400", "", ok ? "admin" : "", ""};
+    for (int i = 0; i < 6; i++)
+        ck_assert_int_ge(zlink_send(handler, reply[i], strlen(reply[i]),
+                                    i < 5 ? ZLINK_SNDMORE : 0),
+                         0);
+}
+
+START_TEST(libzmq_client_of_a_zlink_server)
+{
+    void *ctx = zlink_ctx_new();
+    ck_assert_ptr_nonnull(ctx);
+    void *handler = zlink_socket(ctx, ZLINK_REP);
+    zl_test_set_int(handler, ZLINK_LINGER, 0);
+    zl_test_set_int(handler, ZLINK_RCVTIMEO, PEER_START_TIMEOUT_MS);
+    ck_assert_int_eq(zlink_bind(handler, "inproc://zeromq.zap.01"), 0);
+    void *server = zlink_socket(ctx, ZLINK_ROUTER);
+    zl_test_set_int(server, ZLINK_LINGER, 0);
+    zl_test_set_int(server, ZLINK_RCVTIMEO, ZL_TIMEOUT_MS);
+    zl_test_set_int(server, ZLINK_PLAIN_SERVER, 1);
+    ck_assert_int_eq(zlink_bind(server, "tcp://127.0.0.1:*"), 0);
+    char endpoint[64];
+    size_t len = sizeof endpoint;
+    ck_assert_int_eq(
+        zlink_getsockopt(server, ZLINK_LAST_ENDPOINT, endpoint, &len), 0);
+
+    /* Refused: the peer exits 0 once its monitor says so. */
+    struct peer peer;
+    char *wrong[] = {peer_path, "client", endpoint, "wrong", NULL};
+    peer_start(&peer, wrong, false);
+    serve_zap(handler);
+    ck_assert_int_eq(peer_wait(&peer), 0);
+    peer_close(&peer);
+
+    /* Admitted: its "hello" carries the User-Id, and it gets an answer. */
+    char *right[] = {peer_path, "client", endpoint, "secret", NULL};
+    peer_start(&peer, right, false);
+    serve_zap(handler);
+    char id[64];
+    int id_len = zlink_recv(server, id, sizeof id, 0);
+    ck_assert_int_gt(id_len, 0);
+    zlink_msg_t msg;
+    zlink_msg_init(&msg);
+    ck_assert_int_eq(zlink_msg_recv(&msg, server, 0), 5);
+    ck_assert_str_eq(zlink_msg_gets(&msg, "User-Id"), "admin");
+    zlink_msg_close(&msg);
+    ck_assert_int_eq(zlink_send(server, id, (size_t)id_len, ZLINK_SNDMORE),
+                     id_len);
+    ck_assert_int_eq(zlink_send(server, "world", 5, 0), 5);
+    ck_assert_int_eq(peer_wait(&peer), 0);
+    peer_close(&peer);
+
+    ck_assert_int_eq(zlink_close(server), 0);
+    ck_assert_int_eq(zlink_close(handler), 0);
+    ck_assert_int_eq(zl_test_ctx_term(ctx), 0);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("interop_plain");
     TCase *tc = tcase_create("plain");
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, plain_client_against_libzmq);
+    tcase_add_test(tc, libzmq_client_of_a_zlink_server);
     suite_add_tcase(s, tc);
     return s;
 }
 
 int main(void)
 {
-    if (!peer_find("zmq_plain_server", peer_path, sizeof peer_path)) {
+    if (!peer_find("zmq_plain_peer", peer_path, sizeof peer_path)) {
         printf("interop_plain: libzmq peer not built, skipped\n");
         return EXIT_SUCCESS;
     }

@@ -1,8 +1,12 @@
-/* zmq_plain_server.c — test_interop_plain's libzmq side: a ROUTER that is a
- * PLAIN server, with a ZAP handler that lets in "admin" with "secret" only.
- * It prints its endpoint, echoes one message with the User-Id libzmq gave
- * it appended, and exits 0; 2 when nothing came in time. */
+/* zmq_plain_peer.c — test_interop_plain's libzmq side, either way.
+ * "server ENDPOINT": a ROUTER that is a PLAIN server, with a ZAP handler
+ * that lets in "admin" with "secret" only. It prints its endpoint, echoes
+ * one message with the User-Id libzmq gave it appended, and exits 0.
+ * "client ENDPOINT PASSWORD": a DEALER that logs in as "admin", sends
+ * "hello" and exits 0 on the reply; with "wrong" it exits 0 once its
+ * monitor reports the handshake failed. 2: nothing came in time. */
 #include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <zmq.h>
@@ -53,12 +57,61 @@ static void *zap_handler(void *handler)
     return NULL;
 }
 
-int main(int argc, char **argv)
+/* Waits for a HANDSHAKE_FAILED_* event on monitor. libzmq 4.3 reports
+ * a PLAIN server's refusal as a protocol error: it reads ERROR only in its
+ * own misspelt form (zmtp.h, zl_plain_libzmq43_error). */
+static int wait_refused(void *monitor)
 {
-    if (argc != 2) {
-        fprintf(stderr, "usage: zmq_plain_server ENDPOINT\n");
-        return 64;
+    for (;;) {
+        zmq_msg_t event;
+        zmq_msg_init(&event);
+        if (zmq_msg_recv(&event, monitor, 0) < 0)
+            return 2;
+        uint16_t id = 0;
+        if (zmq_msg_size(&event) >= 2)
+            memcpy(&id, zmq_msg_data(&event), 2);
+        zmq_msg_close(&event);
+        char endpoint[256];
+        zmq_recv(monitor, endpoint, sizeof endpoint, 0);
+        if (id == ZMQ_EVENT_HANDSHAKE_FAILED_AUTH ||
+            id == ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL ||
+            id == ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL)
+            return 0;
     }
+}
+
+static int run_client(const char *endpoint, const char *password)
+{
+    void *ctx = zmq_ctx_new();
+    void *dealer = zmq_socket(ctx, ZMQ_DEALER);
+    int timeout = TIMEOUT_MS, linger = 0;
+    zmq_setsockopt(dealer, ZMQ_RCVTIMEO, &timeout, sizeof timeout);
+    zmq_setsockopt(dealer, ZMQ_LINGER, &linger, sizeof linger);
+    zmq_setsockopt(dealer, ZMQ_PLAIN_USERNAME, "admin", 5);
+    zmq_setsockopt(dealer, ZMQ_PLAIN_PASSWORD, password, strlen(password));
+    zmq_socket_monitor(dealer, "inproc://events", ZMQ_EVENT_ALL);
+    void *monitor = zmq_socket(ctx, ZMQ_PAIR);
+    zmq_setsockopt(monitor, ZMQ_RCVTIMEO, &timeout, sizeof timeout);
+    zmq_setsockopt(monitor, ZMQ_LINGER, &linger, sizeof linger);
+    zmq_connect(monitor, "inproc://events");
+    if (zmq_connect(dealer, endpoint) != 0)
+        return 1;
+    int rc;
+    if (strcmp(password, "secret") == 0) {
+        char reply[64];
+        zmq_send(dealer, "hello", 5, 0);
+        rc = zmq_recv(dealer, reply, sizeof reply, 0) == 5 ? 0 : 2;
+    } else {
+        rc = wait_refused(monitor);
+    }
+    zmq_close(monitor);
+    zmq_close(dealer);
+    zmq_ctx_term(ctx);
+    return rc;
+}
+
+static int run_server(const char *endpoint_in)
+{
     void *ctx = zmq_ctx_new();
     void *handler = zmq_socket(ctx, ZMQ_REP);
     if (zmq_bind(handler, "inproc://zeromq.zap.01") != 0)
@@ -71,7 +124,7 @@ int main(int argc, char **argv)
     zmq_setsockopt(router, ZMQ_PLAIN_SERVER, &on, sizeof on);
     zmq_setsockopt(router, ZMQ_RCVTIMEO, &timeout, sizeof timeout);
     zmq_setsockopt(router, ZMQ_LINGER, &linger, sizeof linger);
-    if (zmq_bind(router, argv[1]) != 0)
+    if (zmq_bind(router, endpoint_in) != 0)
         return 1;
     char endpoint[256];
     size_t len = sizeof endpoint;
@@ -96,4 +149,15 @@ int main(int argc, char **argv)
     zmq_ctx_term(ctx);
     pthread_join(thread, NULL);
     return 0;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc == 3 && strcmp(argv[1], "server") == 0)
+        return run_server(argv[2]);
+    if (argc == 4 && strcmp(argv[1], "client") == 0)
+        return run_client(argv[2], argv[3]);
+    fprintf(stderr, "usage: zmq_plain_peer server ENDPOINT\n"
+                    "       zmq_plain_peer client ENDPOINT PASSWORD\n");
+    return 64;
 }
