@@ -5,12 +5,12 @@
  * hostile; AddressSanitizer, UBSan and LeakSanitizer judge, and each input
  * ends with zlink_ctx_term, so whatever it left allocated is a leak.
  *
- * The input: byte 0 picks the socket type (its top bit: a PLAIN client),
- * byte 1 the options (bind or
- * connect, heartbeats, MAXMSGSIZE, a small HWM, the type's own option, a
- * routing id, a monitor, linger). Then records, each an opcode byte (low
- * nibble: what, high nibble: an argument) and its operands; the loop is
- * given passes until it is idle after each record, so where one record of
+ * The input: byte 0 picks the socket type (its top bit: a PLAIN client;
+ * the next: a PLAIN server, whose ZAP handler is never bound), byte 1 the
+ * options (bind or connect, heartbeats, MAXMSGSIZE, a small HWM, the type's
+ * own option, a routing id, a monitor, linger). Then records, each an opcode
+ * byte (low nibble: what, high nibble: an argument) and its operands; the loop
+ * is given passes until it is idle after each record, so where one record of
  * peer bytes ends is where a read ends:
  *
  *   0-3, 12-15  DATA  bytes from a peer (connection arg & 3, or the newest
@@ -395,7 +395,7 @@ static void open_monitor(driver *d, void *ctx)
 static void run_input(const uint8_t *data, size_t size)
 {
     input in = {.data = data + 2, .len = size - 2};
-    driver d = {.type = socket_types[(data[0] & 0x7f) % TYPE_COUNT]};
+    driver d = {.type = socket_types[(data[0] & 0x3f) % TYPE_COUNT]};
     uint8_t opts = data[1];
     fake_reset();
     void *ctx = zlink_ctx_new();
@@ -408,6 +408,8 @@ static void run_input(const uint8_t *data, size_t size)
     if (data[0] & 0x80) {
         (void)zlink_setsockopt(d.socket, ZLINK_PLAIN_USERNAME, "user", 4);
         (void)zlink_setsockopt(d.socket, ZLINK_PLAIN_PASSWORD, "pass", 4);
+    } else if (data[0] & 0x40) {
+        set_int(d.socket, ZLINK_PLAIN_SERVER, 1);
     }
     if (opts & OPT_MONITOR)
         open_monitor(&d, ctx);
@@ -564,6 +566,24 @@ static void write_session_seed(const char *dir, int type_index, bool connect,
     write_seed(dir, name, &s);
 }
 
+/* A bound ROUTER that is a PLAIN server, and a client's greeting and
+ * HELLO: with no ZAP handler, the server refuses it. */
+static void write_plain_server_seed(const char *dir)
+{
+    seed s = {.len = 0};
+    uint8_t head[2] = {6 | 0x40, 0};
+    put(&s, head, 2);
+    put_op(&s, OP_ACCEPT, 0);
+    uint8_t wire[ZL_GREETING_SIZE + 64];
+    zl_greeting_encode(wire, "PLAIN", false);
+    size_t len = ZL_GREETING_SIZE;
+    len += zl_plain_hello_encode(wire + len, sizeof wire - len, "user", 4,
+                                 "pass", 4);
+    put_data(&s, wire, len);
+    put_op(&s, OP_CLOCK, 4);
+    write_seed(dir, "session_6_bind_plain_server", &s);
+}
+
 static void write_seeds(const char *dir)
 {
     if (mkdir(dir, 0755) != 0 && errno != EEXIST) {
@@ -575,6 +595,7 @@ static void write_seeds(const char *dir)
         write_session_seed(dir, t, true, false);
     }
     write_session_seed(dir, 5, true, true); /* a DEALER */
+    write_plain_server_seed(dir);
 }
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
