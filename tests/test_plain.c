@@ -231,7 +231,8 @@ START_TEST(bad_replies)
         send_parts(p.handler, cases[i].parts, cases[i].count, false);
         uint32_t reason =
             wait_value(p.server_monitor, ZLINK_EVENT_HANDSHAKE_FAILED_PROTOCOL);
-        ck_assert_msg(reason == cases[i].reason, "case %zu: 0x%x", i, reason);
+        ck_assert_msg(reason == cases[i].reason, "case %d: 0x%x", (int)i,
+                      reason);
         wait_value(p.client_monitor, ZLINK_EVENT_DISCONNECTED);
         pair_close(&p);
     }

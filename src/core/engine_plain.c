@@ -219,10 +219,11 @@ void zl_engine_zap_replied(zl_engine *e, zl_zap_reply *reply, uint32_t reason)
 }
 
 /* The peer's ERROR during the handshake. A PLAIN server's refusal carries
- * its ZAP status code, reported as libzmq does. */
+ * its ZAP status code, reported as libzmq does; a client's says nothing
+ * of ours. */
 static void on_error(zl_engine *e, const uint8_t *data, size_t data_len)
 {
-    int code = zl_error_status_code(data, data_len);
+    int code = e->plain->server ? 0 : zl_error_status_code(data, data_len);
     if (code && e->session)
         zl_monitor_event(zl_session_socket(e->session),
                          ZLINK_EVENT_HANDSHAKE_FAILED_AUTH, (uint64_t)code,
