@@ -105,6 +105,13 @@ static void expect_request(void *handler, const char *password)
     ck_assert_int_eq(more, 0);
 }
 
+/* A pair whose client's request has reached the handler, unanswered. */
+static void pair_open_asked(plain_pair *p, const char *password)
+{
+    pair_open(p, password, true);
+    expect_request(p->handler, password);
+}
+
 /* Sends parts as one message, or as its start when more follows. */
 static void send_parts(void *socket, const char *const *parts, int n, bool more)
 {
@@ -140,8 +147,7 @@ static uint32_t wait_value(void *monitor, int event)
 START_TEST(admitted)
 {
     plain_pair p;
-    pair_open(&p, "secret", true);
-    expect_request(p.handler, "secret");
+    pair_open_asked(&p, "secret");
     reply(p.handler, "200", "admin");
     ck_assert_int_eq(zlink_send(p.client, "hello", 5, 0), 5);
     char id[64];
@@ -171,8 +177,7 @@ END_TEST
 START_TEST(refused)
 {
     plain_pair p;
-    pair_open(&p, "wrong", true);
-    expect_request(p.handler, "wrong");
+    pair_open_asked(&p, "wrong");
     reply(p.handler, "400", "");
     ck_assert_uint_eq(
         wait_value(p.server_monitor, ZLINK_EVENT_HANDSHAKE_FAILED_AUTH), 400);
@@ -226,8 +231,7 @@ START_TEST(bad_replies)
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         plain_pair p;
-        pair_open(&p, "secret", true);
-        expect_request(p.handler, "secret");
+        pair_open_asked(&p, "secret");
         send_parts(p.handler, cases[i].parts, cases[i].count, false);
         uint32_t reason =
             wait_value(p.server_monitor, ZLINK_EVENT_HANDSHAKE_FAILED_PROTOCOL);
@@ -244,8 +248,7 @@ END_TEST
 START_TEST(handler_goes_away)
 {
     plain_pair p;
-    pair_open(&p, "secret", true);
-    expect_request(p.handler, "secret");
+    pair_open_asked(&p, "secret");
     ck_assert_int_eq(zlink_close(p.handler), 0);
     p.handler = NULL;
     ck_assert_uint_eq(
@@ -260,8 +263,7 @@ END_TEST
 START_TEST(server_closes_while_asking)
 {
     plain_pair p;
-    pair_open(&p, "secret", true);
-    expect_request(p.handler, "secret");
+    pair_open_asked(&p, "secret");
     ck_assert_int_eq(zlink_close(p.server), 0);
     p.server = zlink_socket(p.ctx, ZLINK_PAIR); /* for pair_close */
     reply(p.handler, "200", "admin");
@@ -306,9 +308,8 @@ START_TEST(bad_clients)
     raw_sockets_init();
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         plain_pair p;
-        pair_open(&p, "secret", true);
         /* The DEALER's own handshake is asked about first; let it in. */
-        expect_request(p.handler, "secret");
+        pair_open_asked(&p, "secret");
         reply(p.handler, "200", "admin");
         raw_fd fd = raw_connect(port_of(p.endpoint));
         uint8_t out[256];
