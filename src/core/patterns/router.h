@@ -10,21 +10,7 @@
 #include "fair_queue.h"
 #include "load_balance.h"
 #include "msg.h"
-
-/* Open addressing with linear probing over a power-of-two array, at most
- * half full, with backward-shift deletion (no tombstones). The key is the
- * pipe's own routing_id, so a slot is a pipe and its cached hash. */
-typedef struct route_slot {
-    zl_pipe *pipe; /* NULL: empty */
-    uint64_t hash;
-} route_slot;
-
-typedef struct routing_table {
-    route_slot *slots;
-    size_t mask; /* capacity - 1; capacity 0 when slots is NULL */
-    size_t count;
-    uint64_t key[2];
-} routing_table;
+#include "patterns/routing_table.h"
 
 typedef struct router_state {
     zl_fair_queue in;
