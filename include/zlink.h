@@ -226,6 +226,11 @@ ZLINK_EXPORT const char *zlink_msg_gets(const zlink_msg_t *msg,
 #define ZLINK_PUSH 8
 #define ZLINK_XPUB 9
 #define ZLINK_XSUB 10
+/* Raw TCP (or ipc, tls): no ZMTP on the wire. Each message is the peer's
+ * routing id, then bytes as they came; an empty one announces a connection
+ * or its end (STREAM_NOTIFY). Sending the id and an empty frame closes
+ * that connection. libzmq's ZMQ_STREAM. */
+#define ZLINK_STREAM 11
 
 /* Socket options. */
 #define ZLINK_ROUTING_ID 5
@@ -312,6 +317,9 @@ ZLINK_EXPORT const char *zlink_msg_gets(const zlink_msg_t *msg,
 #define ZLINK_CONFLATE 54
 #define ZLINK_ROUTER_HANDOVER 56
 #define ZLINK_INVERT_MATCHING 74
+/* int 0 or 1, STREAM: the empty messages that announce each connection
+ * and its end (default 1). libzmq's value. */
+#define ZLINK_STREAM_NOTIFY 73
 
 /* tcp (and tls, ws, wss) connections, libzmq's values and units:
  * TCP_KEEPALIVE -1 (OS default), 0 or 1; its CNT, IDLE and INTVL (seconds)

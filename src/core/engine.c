@@ -7,6 +7,7 @@
  *
  *   TRANSPORT ──stream ready──► GREETING ──peer's greeting──► HANDSHAKE
  *       └───────stream ready, ZWS framing (no greeting)───────────┘
+ *   TRANSPORT ──stream ready, STREAM socket (raw, engine_raw.c)──► ACTIVE
  *   HANDSHAKE ──peer's READY──► ACTIVE
  *   HANDSHAKE ──peer's socket type rejected──► FAILING ──ERROR out──► CLOSED
  *   any state ──failure, timeout, the FIN, destroy──► CLOSED
@@ -29,7 +30,8 @@
 #ifndef NDEBUG
 static const unsigned edges[ZL_ENGINE_STATES] = {
     [ZL_ENGINE_TRANSPORT] = EDGE(ZL_ENGINE_GREETING) |
-                            EDGE(ZL_ENGINE_HANDSHAKE) | EDGE(ZL_ENGINE_CLOSED),
+                            EDGE(ZL_ENGINE_HANDSHAKE) | EDGE(ZL_ENGINE_ACTIVE) |
+                            EDGE(ZL_ENGINE_CLOSED),
     [ZL_ENGINE_GREETING] = EDGE(ZL_ENGINE_HANDSHAKE) | EDGE(ZL_ENGINE_CLOSED),
     [ZL_ENGINE_HANDSHAKE] = EDGE(ZL_ENGINE_ACTIVE) | EDGE(ZL_ENGINE_FAILING) |
                             EDGE(ZL_ENGINE_CLOSED),
@@ -90,6 +92,8 @@ static void close_connection(zl_engine *e, bool protocol)
 {
     if (e->state == ZL_ENGINE_CLOSED)
         return;
+    if (e->raw && e->state == ZL_ENGINE_ACTIVE)
+        zl_engine_raw_notify_end(e);
     set_state(e, ZL_ENGINE_CLOSED);
     stop_timers(e);
     shut_ports(e);
@@ -199,6 +203,14 @@ static void write_done(zl_engine *e, int status)
 static void start_protocol(zl_engine *e)
 {
     bool queued;
+    if (e->raw) {
+        set_state(e, ZL_ENGINE_ACTIVE);
+        zl_timer_stop(e->loop, &e->handshake_timer);
+        zl_engine_raw_start(e);
+        zl_engine_fill_output(e);
+        zl_engine_start_read(e);
+        return;
+    }
     switch (zl_stream_framing(e->stream)) {
     case ZL_FRAMING_ZWS_RAW:
     case ZL_FRAMING_ZWS_NULL:
@@ -237,7 +249,7 @@ static void become_active(zl_engine *e, const zl_blob *peer_routing_id)
 {
     set_state(e, ZL_ENGINE_ACTIVE);
     zl_timer_stop(e->loop, &e->handshake_timer);
-    if (e->heartbeat_ivl > 0 && !e->routing_id_first)
+    if (e->heartbeat_ivl > 0 && zl_engine_speaks_commands(e))
         zl_timer_start(e->loop, &e->heartbeat_timer,
                        (uint64_t)e->heartbeat_ivl);
     zl_session_engine_ready(e->session, peer_routing_id);
@@ -434,6 +446,8 @@ zl_engine *zl_engine_create(zl_session *session, zl_loop *loop,
     e->socket_type = options->type;
     e->recv_port_fits = zl_pattern_reads_directly(options->type);
     e->conflate_out = zl_options_conflates_out(options);
+    e->raw = options->type == ZLINK_STREAM;
+    e->raw_notify = options->stream_notify;
     /* libzmq announces an Identity only where it means something. */
     if (zl_socket_type_announces_identity(options->type) &&
         options->routing_id) {
@@ -444,7 +458,7 @@ zl_engine *zl_engine_create(zl_session *session, zl_loop *loop,
         }
         *e->routing_id = *options->routing_id;
     }
-    if (!zl_engine_init_plain(e, options)) {
+    if (!e->raw && !zl_engine_init_plain(e, options)) {
         free(e->routing_id);
         free(e);
         return NULL;

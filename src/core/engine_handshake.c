@@ -122,6 +122,13 @@ static void make_metadata(zl_engine *e, zl_metadata_builder *b)
     e->metadata = zl_metadata_build(b);
 }
 
+void zl_engine_make_bare_metadata(zl_engine *e)
+{
+    zl_metadata_builder b;
+    zl_metadata_builder_init(&b);
+    make_metadata(e, &b);
+}
+
 static int on_property(void *arg, const uint8_t *name, size_t name_len,
                        const uint8_t *value, size_t value_len)
 {
@@ -191,9 +198,7 @@ static bool on_routing_id(zl_engine *e, zlink_msg_t *msg)
     if (len)
         memcpy(id.data, zlink_msg_data(msg), len);
     zlink_msg_close(msg);
-    zl_metadata_builder b;
-    zl_metadata_builder_init(&b);
-    make_metadata(e, &b);
+    zl_engine_make_bare_metadata(e);
     zl_engine_args args = {.peer_routing_id = &id};
     zl_engine_dispatch(e, ZL_ENGINE_PEER_READY, &args);
     return e->state == ZL_ENGINE_ACTIVE;

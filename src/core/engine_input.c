@@ -112,6 +112,12 @@ static bool push(zl_engine *e, zlink_msg_t *msg)
     return false;
 }
 
+bool zl_engine_push_input(zl_engine *e, zlink_msg_t *msg)
+{
+    attach_metadata(e, msg);
+    return push(e, msg);
+}
+
 /* A subscription command becomes the 0x01/0x00 + topic message that
  * PUB/XPUB read, whatever the ZMTP version. Any other socket would take it
  * for data (a SUB would deliver it), so there it is dropped. */
@@ -171,8 +177,7 @@ static bool on_frame(zl_engine *e, zlink_msg_t *msg)
         return zl_engine_handshake_frame(e, msg);
     if (zl_msg_flags(msg) & ZL_MSG_COMMAND)
         return on_command(e, msg);
-    attach_metadata(e, msg);
-    return push(e, msg);
+    return zl_engine_push_input(e, msg);
 }
 
 /* Decodes one frame from the read buffer. Returns false when decoding must
@@ -205,8 +210,10 @@ static void process_input(zl_engine *e)
             more = zl_engine_consume_greeting(e);
             break;
         case ZL_ENGINE_HANDSHAKE:
-        case ZL_ENGINE_ACTIVE:
             more = decode_frame(e);
+            break;
+        case ZL_ENGINE_ACTIVE:
+            more = e->raw ? zl_engine_raw_input(e) : decode_frame(e);
             break;
         default:
             more = false; /* FAILING and CLOSED read nothing more */

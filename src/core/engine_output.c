@@ -152,9 +152,45 @@ static size_t subscription_prefix(zl_engine *e, const zlink_msg_t *msg,
     return 1; /* the 0x01/0x00 byte the command replaces */
 }
 
+/* A large body goes out from the message itself, beside the output
+ * buffer, which keeps it until the write completes. */
+static void add_zero_copy(zl_engine *e, zlink_msg_t *msg, const uint8_t *data,
+                          size_t len)
+{
+    close_segment(e);
+    e->slots->iov[e->iov_count].base = (void *)data;
+    e->slots->iov[e->iov_count].len = len;
+    e->iov_count++;
+    zlink_msg_init(&e->slots->inflight[e->inflight_count]);
+    zlink_msg_move(&e->slots->inflight[e->inflight_count], msg);
+    e->inflight_count++;
+    e->inflight_bytes += len;
+    zlink_msg_close(msg);
+}
+
+/* A STREAM socket's message: its bytes alone, with no frame header. */
+static bool encode_raw(zl_engine *e, zlink_msg_t *msg)
+{
+    size_t size = zlink_msg_size(msg);
+    if (size < ZERO_COPY_MIN) {
+        if (!ensure_out_capacity(e, size))
+            return false;
+        append_bytes(e, zlink_msg_data(msg), size);
+        zlink_msg_close(msg);
+        return true;
+    }
+    if (e->iov_count + 2 >= MAX_IOV || e->inflight_count == e->inflight_max ||
+        !ensure_slots(e))
+        return false;
+    add_zero_copy(e, msg, zlink_msg_data(msg), size);
+    return true;
+}
+
 /* Encodes one part; false when the batch has no room left for it. */
 static bool encode_part(zl_engine *e, zlink_msg_t *msg)
 {
+    if (e->raw)
+        return encode_raw(e, msg);
     /* The usual part: a copied body that is not a subscription. */
     uint8_t msg_flags = zl_msg_flags(msg);
     size_t msg_size = zlink_msg_size(msg);
@@ -202,15 +238,7 @@ static bool encode_part(zl_engine *e, zlink_msg_t *msg)
         zlink_msg_close(msg);
         return true;
     }
-    close_segment(e);
-    e->slots->iov[e->iov_count].base = (void *)(body + skip);
-    e->slots->iov[e->iov_count].len = payload;
-    e->iov_count++;
-    zlink_msg_init(&e->slots->inflight[e->inflight_count]);
-    zlink_msg_move(&e->slots->inflight[e->inflight_count], msg);
-    e->inflight_count++;
-    e->inflight_bytes += payload;
-    zlink_msg_close(msg);
+    add_zero_copy(e, msg, body + skip, payload);
     return true;
 }
 
@@ -307,7 +335,7 @@ static void finish_direct_write(zl_engine *e)
 static void open_direct_port(zl_engine *e)
 {
     if (!ZL_BACKEND_TRY_WRITE || e->state != ZL_ENGINE_ACTIVE || !e->session ||
-        e->pipe_closed || e->has_stalled_out || e->routing_id_first)
+        e->pipe_closed || e->has_stalled_out || !zl_engine_speaks_commands(e))
         return;
     zl_handle *handle = zl_stream_plain_handle(e->stream);
     if (!handle)
@@ -389,8 +417,8 @@ bool zl_engine_queue_bytes(zl_engine *e, const void *data, size_t len)
 void zl_engine_queue_command(zl_engine *e, const char *name, const void *data,
                              size_t len)
 {
-    if (e->routing_id_first)
-        return; /* a plain ZWS2.0 peer knows no commands */
+    if (!zl_engine_speaks_commands(e))
+        return; /* a raw or plain ZWS2.0 peer knows no commands */
     uint8_t command[ZL_ENGINE_COMMAND_ROOM];
     size_t n = zl_command_encode(command, sizeof command, name, data, len);
     zl_engine_queue_bytes(e, command, n);

@@ -93,6 +93,9 @@ struct zl_engine {
     bool recv_port_fits;
     /* CONFLATE on outbound data (zl_options_conflates_out). */
     bool conflate_out;
+    /* A STREAM socket's connection (engine_raw.c): no ZMTP, bytes as they
+     * come either way; raw_notify announces it and its end. */
+    bool raw, raw_notify;
     /* Ours, announced in READY; NULL when empty, as it usually is, so that
      * a connection does not carry 256 bytes for it. */
     zl_blob *routing_id;
@@ -190,6 +193,8 @@ bool zl_engine_queue_mechanism_start(zl_engine *e);
  * PEER_REJECTED for a socket type we do not talk to. */
 void zl_engine_accept_properties(zl_engine *e, const uint8_t *data, size_t len,
                                  uint32_t malformed, bool answer_ready);
+/* Metadata with Peer-Address alone, for peers that announce nothing. */
+void zl_engine_make_bare_metadata(zl_engine *e);
 /* Peer-Address as libzmq gives it ("" when unknown). */
 void zl_engine_peer_address(zl_engine *e, char *out, size_t cap);
 
@@ -206,11 +211,28 @@ void zl_engine_plain_add_metadata(zl_engine *e, zl_metadata_builder *b);
 bool zl_engine_consume_greeting(zl_engine *e);
 bool zl_engine_handshake_frame(zl_engine *e, zlink_msg_t *msg);
 
+/* engine_raw.c: a STREAM socket's connection. */
+/* The session's pipe, and the empty message that announces the peer. */
+void zl_engine_raw_start(zl_engine *e);
+/* The empty message that announces the peer's end, before the session
+ * hears of it. */
+void zl_engine_raw_notify_end(zl_engine *e);
+/* The read buffer's bytes, as one message; false when input must stop. */
+bool zl_engine_raw_input(zl_engine *e);
+/* Whether this connection carries ZMTP commands (PING, ERROR...). */
+static inline bool zl_engine_speaks_commands(const zl_engine *e)
+{
+    return !e->raw && !e->routing_id_first;
+}
+
 /* engine_input.c: reads and decoding. */
 void zl_engine_init_input(zl_engine *e, const zl_options *options);
 void zl_engine_start_read(zl_engine *e);
 void zl_engine_read_completed(zl_engine *e, int status, size_t bytes);
 void zl_engine_resume_input(zl_engine *e);
+/* Hands a message to the session with the connection's metadata; a part
+ * the pipe has no room for is held and input stops (false). */
+bool zl_engine_push_input(zl_engine *e, zlink_msg_t *msg);
 void zl_engine_release_input(zl_engine *e);
 
 /* engine_output.c: batches, our commands, writes. */

@@ -34,6 +34,7 @@ void zl_options_init(zl_options *o, int type)
     o->rcvbuf = -1;
     o->maxmsgsize = -1;
     o->maxmsgparts = ZLINK_MAXMSGPARTS_DFLT;
+    o->stream_notify = true;
     zl_tcp_opts_init(&o->tcp);
 }
 
@@ -322,11 +323,24 @@ int zl_options_set(zl_options *o, int option, const void *val, size_t len)
         o->router_mandatory = v != 0;
         return 0;
     }
+    case ZLINK_STREAM_NOTIFY: {
+        /* A STREAM's option, 0 or 1 only, as in libzmq. */
+        int v = 0;
+        if (zl_option_int(val, len, &v) != 0)
+            return -1;
+        if (o->type != ZLINK_STREAM || (v != 0 && v != 1)) {
+            errno = EINVAL;
+            return -1;
+        }
+        o->stream_notify = v == 1;
+        return 0;
+    }
     case ZLINK_ROUTING_ID:
         return set_blob(&o->routing_id, val, len);
     case ZLINK_CONNECT_ROUTING_ID:
-        /* A ROUTER's option in libzmq: EINVAL on other types. */
-        if (o->type != ZLINK_ROUTER) {
+        /* The option of the types that route by id, as in libzmq: EINVAL
+         * on others. */
+        if (o->type != ZLINK_ROUTER && o->type != ZLINK_STREAM) {
             errno = EINVAL;
             return -1;
         }
@@ -424,6 +438,12 @@ int zl_options_get(const zl_options *o, int option, void *val, size_t *len)
         return zl_option_put_int(val, len, o->invert_matching);
     case ZLINK_ROUTER_MANDATORY:
         return zl_option_put_int(val, len, o->router_mandatory);
+    case ZLINK_STREAM_NOTIFY:
+        if (o->type != ZLINK_STREAM) {
+            errno = EINVAL;
+            return -1;
+        }
+        return zl_option_put_int(val, len, o->stream_notify);
     case ZLINK_MAXMSGSIZE:
         if (!val || !len || *len < sizeof(int64_t)) {
             errno = EINVAL;

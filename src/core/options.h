@@ -30,6 +30,7 @@ typedef struct zl_options {
     bool probe_router;    /* write-only, as libzmq */
     bool conflate;        /* see zl_options_conflates */
     bool invert_matching; /* PUB, XPUB, SUB */
+    bool stream_notify;   /* STREAM: announce connections and their ends */
     /* NULL while unset, as they usually are: every session keeps a copy of
      * its socket's options, and ten thousand connections would otherwise
      * each carry two 256-byte ids. */

@@ -131,8 +131,10 @@ static bool router_waits_for_id(const zl_options *o)
 
 void zl_session_engine_ready(zl_session *s, const zl_blob *peer_routing_id)
 {
-    zl_monitor_event(s->socket, ZLINK_EVENT_HANDSHAKE_SUCCEEDED, 0,
-                     s->endpoint);
+    /* A STREAM connection has no handshake, and libzmq reports none. */
+    if (s->options.type != ZLINK_STREAM)
+        zl_monitor_event(s->socket, ZLINK_EVENT_HANDSHAKE_SUCCEEDED, 0,
+                         s->endpoint);
     s->reconnect_ivl_now = s->options.reconnect_ivl;
     if (s->pipe)
         return;
@@ -292,6 +294,8 @@ static void on_reconnect_timer(zl_timer *t)
 
 static void schedule_reconnect(zl_session *s)
 {
+    if (s->abandoned)
+        return; /* the socket's TERM is on its way */
     if (s->options.reconnect_ivl < 0) {
         end_on_own(s);
         return;
@@ -434,8 +438,10 @@ static void on_connected(zl_op *op, int status, size_t bytes)
         return;
     }
     uint64_t fd = (uint64_t)zl_handle_os_socket(h);
-    if (status != 0) {
+    if (status != 0 || s->abandoned) {
         zl_handle_close(h);
+        if (s->abandoned)
+            return;
         zl_monitor_event(s->socket, ZLINK_EVENT_CLOSED, fd, s->endpoint);
         schedule_reconnect(s);
         return;
@@ -655,6 +661,30 @@ static void keep_connection_without_pipe(zl_session *s)
         zl_engine_restart_input(s->engine);
 }
 
+/* The socket let go of a connect's pipe but not of its endpoint: a STREAM
+ * closing the connection, a PAIR refusing a second peer. The connection
+ * ends now, no other is made, and what was queued for it is dropped, as in
+ * libzmq. The socket still lists the session, so the session waits for
+ * its TERM (end_on_own) rather than freeing itself under that entry. */
+static void abandon_connect(zl_session *s, bool refused)
+{
+    s->abandoned = true;
+    zl_loop *loop = s->base.thread->loop;
+    zl_timer_stop(loop, &s->reconnect_timer);
+    if (s->lookup) {
+        zl_lookup_cancel(s->lookup);
+        s->lookup = NULL;
+    }
+    if (s->engine) {
+        if (refused)
+            zl_monitor_event(s->socket, ZLINK_EVENT_DISCONNECTED, s->fd,
+                             s->endpoint);
+        zl_engine_destroy(s->engine);
+        s->engine = NULL;
+    }
+    end_on_own(s);
+}
+
 static void session_pipe_command(zl_io_object *obj, const zl_cmd *cmd)
 {
     zl_session *s = (zl_session *)obj;
@@ -677,6 +707,10 @@ static void session_pipe_command(zl_io_object *obj, const zl_cmd *cmd)
     case ZL_CMD_PIPE_TERM:
         if (cmd->arg == ZL_PIPE_TERM_KEEP_CONNECTION && !s->terminating) {
             keep_connection_without_pipe(s); /* may free s */
+            break;
+        }
+        if (s->connect_side && !s->terminating) {
+            abandon_connect(s, cmd->arg == ZL_PIPE_TERM_REFUSED);
             break;
         }
         /* The socket let go of the pipe (close, or PAIR refusing a second

@@ -48,6 +48,9 @@ typedef struct zl_session {
     zl_timer linger_timer;
     bool terminating;
     bool destroying;     /* destroy() ran; only a pending connect holds us */
+    /* The socket let go of this connect's pipe (abandon_connect): nothing
+     * more is connected, and the socket's TERM ends us. */
+    bool abandoned;
     bool pipe_closed;    /* read the socket's delimiter */
     bool out_in_message; /* the engine took a part with MORE set */
     bool in_in_message;  /* the engine wrote a part with MORE set */

@@ -913,8 +913,10 @@ static void plug(zl_socket *s, zl_io_object *object)
 }
 
 /* What bind, connect, unbind and disconnect check first: the context still
- * runs (ETERM), and the endpoint is "transport://rest" (EINVAL, or
- * EPROTONOSUPPORT for an unknown transport). */
+ * runs (ETERM), the endpoint is "transport://rest" (EINVAL, or
+ * EPROTONOSUPPORT for an unknown transport), and the socket type can use
+ * the transport (ENOCOMPATPROTO): a STREAM socket's raw bytes need a byte
+ * stream, which inproc and ws do not carry. */
 static int split_endpoint(zl_socket *s, const char *endpoint,
                           zl_transport *transport, const char **rest)
 {
@@ -922,7 +924,14 @@ static int split_endpoint(zl_socket *s, const char *endpoint,
         errno = ETERM;
         return -1;
     }
-    return zl_endpoint_split(endpoint, transport, rest);
+    if (zl_endpoint_split(endpoint, transport, rest) != 0)
+        return -1;
+    if (s->options.type == ZLINK_STREAM && *transport != ZL_TRANSPORT_TCP &&
+        *transport != ZL_TRANSPORT_IPC && *transport != ZL_TRANSPORT_TLS) {
+        errno = ENOCOMPATPROTO;
+        return -1;
+    }
+    return 0;
 }
 
 int zlink_bind(void *handle, const char *endpoint)

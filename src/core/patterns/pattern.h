@@ -80,5 +80,6 @@ extern const zl_pattern_ops zl_req_ops;
 extern const zl_pattern_ops zl_rep_ops;
 extern const zl_pattern_ops zl_push_ops;
 extern const zl_pattern_ops zl_pull_ops;
+extern const zl_pattern_ops zl_stream_socket_ops;
 
 #endif

@@ -8,7 +8,7 @@
 static const zl_pattern_ops *const patterns[] = {
     &zl_pair_ops, &zl_dealer_ops, &zl_router_ops, &zl_pub_ops,
     &zl_sub_ops,  &zl_xpub_ops,   &zl_xsub_ops,   &zl_req_ops,
-    &zl_rep_ops,  &zl_push_ops,   &zl_pull_ops,
+    &zl_rep_ops,  &zl_push_ops,   &zl_pull_ops,   &zl_stream_socket_ops,
 };
 
 const zl_pattern_ops *zl_pattern_for_type(int type)
