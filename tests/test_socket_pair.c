@@ -326,6 +326,40 @@ START_TEST(pair_refuses_second_peer)
 }
 END_TEST
 
+/* A PAIR that connects twice refuses its second connect's pipe: that
+ * connect ends for good (its session waits for the socket's TERM rather
+ * than freeing itself under the socket's endpoint list), the first peer
+ * keeps working, and closing everything is clean under ASan. */
+START_TEST(pair_connects_twice)
+{
+    void *ctx = zt_ctx();
+    void *first = zt_socket(ctx, ZLINK_PAIR);
+    void *second = zt_socket(ctx, ZLINK_PAIR);
+    void *connecter = zt_socket(ctx, ZLINK_PAIR);
+    char ep1[64], ep2[64];
+    size_t len = sizeof ep1;
+    zt_bind(first, "tcp://127.0.0.1:*");
+    ck_assert_int_eq(zlink_getsockopt(first, ZLINK_LAST_ENDPOINT, ep1, &len),
+                     0);
+    len = sizeof ep2;
+    zt_bind(second, "tcp://127.0.0.1:*");
+    ck_assert_int_eq(zlink_getsockopt(second, ZLINK_LAST_ENDPOINT, ep2, &len),
+                     0);
+    ck_assert_int_eq(zlink_connect(connecter, ep1), 0);
+    ck_assert_int_eq(zlink_connect(connecter, ep2), 0);
+    zt_send_str(connecter, "one", 0);
+    zt_recv_str(first, "one");
+    zt_set_int(second, ZLINK_RCVTIMEO, 200);
+    char buf[8];
+    zt_expect_errno(zlink_recv(second, buf, sizeof buf, 0), EAGAIN);
+    zl_test_sleep_ms(50);
+    zt_close(connecter);
+    zt_close(second);
+    zt_close(first);
+    zt_term(ctx);
+}
+END_TEST
+
 /* A PAIR with no peer at all cannot send. */
 START_TEST(pair_without_peer)
 {
@@ -359,6 +393,7 @@ static Suite *pair_suite(void)
     tcase_add_test(tc, pair_msg_recv_replaces_content);
     tcase_add_loop_test(tc, pair_refuses_second_peer, 0, ZT_TRANSPORT_COUNT);
     tcase_add_test(tc, pair_without_peer);
+    tcase_add_test(tc, pair_connects_twice);
     suite_add_tcase(s, tc);
     return s;
 }
