@@ -870,6 +870,39 @@ static void raw_tls_close(raw_tls *r)
     raw_close(r->fd);
 }
 
+/* A STREAM socket over tls: a TLS client that speaks no ZMTP (mbedTLS
+ * here) is announced, its plaintext comes as it is, and ours goes back
+ * inside the session. */
+START_TEST(stream_socket_over_tls)
+{
+    void *ctx = zlink_ctx_new();
+    void *server = tls_socket(ctx, ZLINK_STREAM);
+    tls_server_identity(server, "server-chain.pem", "server.key");
+    char endpoint[64];
+    tls_bind(server, endpoint, sizeof endpoint);
+    raw_tls r;
+    raw_tls_open(&r, endpoint_port(endpoint), 0);
+    char id[256], buf[64];
+    int id_len = zlink_recv(server, id, sizeof id, 0);
+    ck_assert_int_eq(id_len, 5);
+    ck_assert_int_eq(zlink_recv(server, buf, sizeof buf, 0), 0);
+    ck_assert_int_eq(mbedtls_ssl_write(&r.ssl, (const unsigned char *)"hi", 2),
+                     2);
+    ck_assert_int_eq(zlink_recv(server, id, sizeof id, 0), id_len);
+    ck_assert_int_eq(zlink_recv(server, buf, sizeof buf, 0), 2);
+    ck_assert_int_eq(memcmp(buf, "hi", 2), 0);
+    ck_assert_int_eq(zlink_send(server, id, (size_t)id_len, ZLINK_SNDMORE),
+                     id_len);
+    ck_assert_int_eq(zlink_send(server, "there", 5, 0), 5);
+    ck_assert_int_eq(mbedtls_ssl_read(&r.ssl, (unsigned char *)buf, sizeof buf),
+                     5);
+    ck_assert_int_eq(memcmp(buf, "there", 5), 0);
+    raw_tls_close(&r);
+    zlink_close(server);
+    ck_assert_int_eq(zl_test_ctx_term(ctx), 0);
+}
+END_TEST
+
 #if defined(MBEDTLS_SSL_RENEGOTIATION)
 START_TEST(renegotiation_closes)
 {
@@ -1222,6 +1255,7 @@ static Suite *tls_suite(void)
     TCase *transport = tcase_create("transport");
     tcase_set_timeout(transport, 120);
     tcase_add_test(transport, has_tls);
+    tcase_add_test(transport, stream_socket_over_tls);
     tcase_add_test(transport, options_round_trip);
     tcase_add_test(transport, bad_settings_fail_bind_and_connect);
     tcase_add_test(transport, dealer_router_multipart_and_large);

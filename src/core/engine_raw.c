@@ -36,16 +36,23 @@ void zl_engine_raw_notify_end(zl_engine *e)
     notify(e); /* lost if the pipe is full: the connection is gone */
 }
 
+/* A message takes at most this much of a read, as libzmq's raw decoder
+ * (its in_batch_size): RCVHWM messages then hold at most RCVHWM times
+ * this, whatever size the reads are. */
+#define RAW_MESSAGE_MAX (8 * 1024)
+
 bool zl_engine_raw_input(zl_engine *e)
 {
     size_t len = e->in_end - e->in_pos;
+    if (len > RAW_MESSAGE_MAX)
+        len = RAW_MESSAGE_MAX;
     zlink_msg_t msg;
     if (zlink_msg_init_size(&msg, len) != 0) {
         zl_engine_fail_io(e, -ENOMEM);
         return false;
     }
     memcpy(zlink_msg_data(&msg), e->in_block->data + e->in_pos, len);
-    e->in_pos = e->in_end;
+    e->in_pos += len;
     e->frames_this_read++;
     return zl_engine_push_input(e, &msg);
 }
