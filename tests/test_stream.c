@@ -413,6 +413,43 @@ START_TEST(bulk_under_backpressure)
 }
 END_TEST
 
+/* A peer that reads nothing: sends fill SNDHWM and then wait or fail
+ * with EAGAIN, dropping nothing; once it reads, every byte sent arrives,
+ * in order. */
+START_TEST(send_waits_at_hwm)
+{
+    stream_server sv;
+    server_open(&sv, true);
+    zl_test_set_int(sv.socket, ZLINK_SNDHWM, 4);
+    raw_fd fd = raw_connect_buffered(sv.port, SO_RCVBUF, 4096);
+    zlink_msg_t id;
+    char buf[16];
+    ck_assert_uint_eq(recv_message(sv.socket, &id, buf, sizeof buf), 0);
+    enum { PIECE = 16 * 1024, PIECES_MAX = 4096 };
+    static uint8_t piece[PIECE];
+    int sent = 0, rc = 0;
+    zl_test_set_int(sv.socket, ZLINK_SNDTIMEO, 100);
+    while (sent < PIECES_MAX) {
+        memset(piece, (uint8_t)sent, sizeof piece);
+        rc = send_to(sv.socket, &id, piece, sizeof piece);
+        if (rc < 0)
+            break;
+        sent++;
+    }
+    ck_assert_int_eq(rc, -1);
+    ck_assert_int_eq(zlink_errno(), EAGAIN);
+    ck_assert_int_lt(sent, PIECES_MAX);
+    for (int i = 0; i < sent; i++) {
+        ck_assert(raw_recv_exact(fd, piece, sizeof piece, WAIT_MS));
+        ck_assert_uint_eq(piece[0], (uint8_t)i);
+        ck_assert_uint_eq(piece[PIECE - 1], (uint8_t)i);
+    }
+    zlink_msg_close(&id);
+    raw_close(fd);
+    server_close(&sv);
+}
+END_TEST
+
 int main(void)
 {
     raw_sockets_init();
@@ -427,6 +464,7 @@ int main(void)
     tcase_add_test(tc, errors_and_options);
     tcase_add_test(tc, stream_to_stream_ipc);
     tcase_add_test(tc, bulk_under_backpressure);
+    tcase_add_test(tc, send_waits_at_hwm);
     suite_add_tcase(suite, tc);
     return zl_test_run(suite);
 }
