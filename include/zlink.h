@@ -284,8 +284,13 @@ ZLINK_EXPORT const char *zlink_msg_gets(const zlink_msg_t *msg,
 #define ZLINK_PLAIN_USERNAME 45
 #define ZLINK_PLAIN_PASSWORD 46
 /* string, up to 255 bytes: the domain a PLAIN server names in its ZAP
- * requests. */
+ * requests. Set on a NULL-mechanism socket, it has the ZAP handler asked
+ * about each peer too, when one is bound (tcp, ipc, tls), as in libzmq. */
 #define ZLINK_ZAP_DOMAIN 55
+/* int, default 0: with a ZAP_DOMAIN and no ZAP handler bound, a NULL
+ * socket refuses its peers instead of admitting them unasked. libzmq's
+ * value (a draft option there). */
+#define ZLINK_ZAP_ENFORCE_DOMAIN 93
 /* REQ, int, default 0: each request starts with a request id frame, and
  * only the reply that carries it back is taken. */
 #define ZLINK_REQ_CORRELATE 52

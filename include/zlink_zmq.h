@@ -222,6 +222,7 @@
 #define ZMQ_PLAIN_USERNAME ZLINK_PLAIN_USERNAME
 #define ZMQ_PLAIN_PASSWORD ZLINK_PLAIN_PASSWORD
 #define ZMQ_ZAP_DOMAIN ZLINK_ZAP_DOMAIN
+#define ZMQ_ZAP_ENFORCE_DOMAIN ZLINK_ZAP_ENFORCE_DOMAIN
 #define ZMQ_THREAD_SAFE ZLINK_THREAD_SAFE
 /* libzmq's draft wss options, mapped onto the TLS options that serve
  * tls:// and wss:// alike. One difference: without ZMQ_WSS_HOSTNAME,

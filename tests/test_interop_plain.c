@@ -143,6 +143,121 @@ START_TEST(libzmq_client_of_a_zlink_server)
 }
 END_TEST
 
+/* NULL with ZAP_DOMAIN against libzmq's NULL server and its handler: a
+ * domain it admits lets the zlink client in as "anon"; in another, its
+ * refusal reaches the zlink client as an authentication failure. */
+START_TEST(null_client_against_libzmq_zap)
+{
+    void *ctx = zlink_ctx_new();
+    ck_assert_ptr_nonnull(ctx);
+    struct peer peer;
+    char *admit[] = {peer_path, "server", "tcp://127.0.0.1:*",
+                     "null",    "admit",  NULL};
+    peer_start(&peer, admit, false);
+    void *dealer = zlink_socket(ctx, ZLINK_DEALER);
+    zl_test_set_int(dealer, ZLINK_LINGER, 0);
+    zl_test_set_int(dealer, ZLINK_RCVTIMEO, ZL_TIMEOUT_MS);
+    ck_assert_int_eq(zlink_connect(dealer, peer_read_endpoint(&peer)), 0);
+    ck_assert_int_eq(zlink_send(dealer, "hello", 5, 0), 5);
+    char reply[64];
+    int n = zlink_recv(dealer, reply, sizeof reply - 1, 0);
+    ck_assert_msg(n >= 0, "no reply: %s", zlink_strerror(zlink_errno()));
+    reply[n] = '\0';
+    ck_assert_str_eq(reply, "hello from anon");
+    ck_assert_int_eq(zlink_close(dealer), 0);
+    ck_assert_int_eq(peer_wait(&peer), 0);
+    peer_close(&peer);
+
+    char *refuse[] = {peer_path, "server", "tcp://127.0.0.1:*",
+                      "null",    "refuse", NULL};
+    peer_start(&peer, refuse, false);
+    void *monitor;
+    dealer = zlink_socket(ctx, ZLINK_DEALER);
+    zl_test_set_int(dealer, ZLINK_LINGER, 0);
+    monitor = zl_test_monitor_open(ctx, dealer, "inproc://null-refused",
+                                   ZLINK_EVENT_ALL);
+    ck_assert_int_eq(zlink_connect(dealer, peer_read_endpoint(&peer)), 0);
+    uint32_t value = 0;
+    ck_assert_msg(zl_test_wait_event_value(monitor,
+                                           ZLINK_EVENT_HANDSHAKE_FAILED_AUTH,
+                                           &value, ZL_TIMEOUT_MS),
+                  "no HANDSHAKE_FAILED_AUTH");
+    ck_assert_uint_eq(value, 400);
+    ck_assert_int_eq(peer_wait(&peer), 0);
+    peer_close(&peer);
+    ck_assert_int_eq(zlink_close(monitor), 0);
+    ck_assert_int_eq(zlink_close(dealer), 0);
+    ck_assert_int_eq(zl_test_ctx_term(ctx), 0);
+}
+END_TEST
+
+/* Answers one NULL request (six parts after the delimiter REP strips). */
+static void serve_null_zap(void *handler, bool admit)
+{
+    char part[256];
+    for (int i = 0; i < 6; i++)
+        ck_assert_msg(zlink_recv(handler, part, sizeof part, 0) >= 0,
+                      "no ZAP request: %s", zlink_strerror(zlink_errno()));
+    ck_assert_mem_eq(part, "NULL", 4);
+    const char *reply[] = {
+        "1.0", "1", admit ? "200" : "400", "", admit ? "anon" : "", ""};
+    for (int i = 0; i < 6; i++)
+        ck_assert_int_ge(zlink_send(handler, reply[i], strlen(reply[i]),
+                                    i < 5 ? ZLINK_SNDMORE : 0),
+                         0);
+}
+
+/* libzmq's NULL client of a zlink NULL server with a ZAP_DOMAIN: refused,
+ * it reports the failure; admitted, its message carries "anon". */
+START_TEST(libzmq_null_client_of_a_zlink_zap_server)
+{
+    void *ctx = zlink_ctx_new();
+    ck_assert_ptr_nonnull(ctx);
+    void *handler = zlink_socket(ctx, ZLINK_REP);
+    zl_test_set_int(handler, ZLINK_LINGER, 0);
+    zl_test_set_int(handler, ZLINK_RCVTIMEO, PEER_START_TIMEOUT_MS);
+    ck_assert_int_eq(zlink_bind(handler, "inproc://zeromq.zap.01"), 0);
+    void *server = zlink_socket(ctx, ZLINK_ROUTER);
+    zl_test_set_int(server, ZLINK_LINGER, 0);
+    zl_test_set_int(server, ZLINK_RCVTIMEO, ZL_TIMEOUT_MS);
+    ck_assert_int_eq(zlink_setsockopt(server, ZLINK_ZAP_DOMAIN, "global", 6),
+                     0);
+    ck_assert_int_eq(zlink_bind(server, "tcp://127.0.0.1:*"), 0);
+    char endpoint[64];
+    size_t len = sizeof endpoint;
+    ck_assert_int_eq(
+        zlink_getsockopt(server, ZLINK_LAST_ENDPOINT, endpoint, &len), 0);
+
+    struct peer peer;
+    char *refused[] = {peer_path, "client", endpoint, "null-refused", NULL};
+    peer_start(&peer, refused, false);
+    serve_null_zap(handler, false);
+    ck_assert_int_eq(peer_wait(&peer), 0);
+    peer_close(&peer);
+
+    char *admitted[] = {peer_path, "client", endpoint, "null-ok", NULL};
+    peer_start(&peer, admitted, false);
+    serve_null_zap(handler, true);
+    char id[64];
+    int id_len = zlink_recv(server, id, sizeof id, 0);
+    ck_assert_int_gt(id_len, 0);
+    zlink_msg_t msg;
+    zlink_msg_init(&msg);
+    ck_assert_int_eq(zlink_msg_recv(&msg, server, 0), 5);
+    ck_assert_str_eq(zlink_msg_gets(&msg, "User-Id"), "anon");
+    zlink_msg_close(&msg);
+    ck_assert_int_eq(zlink_send(server, id, (size_t)id_len, ZLINK_SNDMORE),
+                     id_len);
+    ck_assert_int_eq(zlink_send(server, "world", 5, 0), 5);
+    ck_assert_int_eq(peer_wait(&peer), 0);
+    peer_close(&peer);
+
+    ck_assert_int_eq(zlink_close(server), 0);
+    ck_assert_int_eq(zlink_close(handler), 0);
+    ck_assert_int_eq(zl_test_ctx_term(ctx), 0);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("interop_plain");
@@ -150,6 +265,8 @@ static Suite *suite(void)
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, plain_client_against_libzmq);
     tcase_add_test(tc, libzmq_client_of_a_zlink_server);
+    tcase_add_test(tc, null_client_against_libzmq_zap);
+    tcase_add_test(tc, libzmq_null_client_of_a_zlink_zap_server);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -28,9 +28,12 @@ typedef struct plain_pair {
     char endpoint[64];
 } plain_pair;
 
-/* A PLAIN ROUTER server and a DEALER client with the given password; the
- * handler is bound first unless without_handler. */
-static void pair_open(plain_pair *p, const char *password, bool with_handler)
+/* A PLAIN ROUTER server and a DEALER client with the given password, or
+ * with none both NULL sockets, the server with a ZAP_DOMAIN (and
+ * ZAP_ENFORCE_DOMAIN when enforce); the handler is bound first unless
+ * without_handler. */
+static void pair_open_ex(plain_pair *p, const char *password, bool with_handler,
+                         bool enforce)
 {
     memset(p, 0, sizeof *p);
     p->ctx = zlink_ctx_new();
@@ -44,7 +47,10 @@ static void pair_open(plain_pair *p, const char *password, bool with_handler)
     p->server = zlink_socket(p->ctx, ZLINK_ROUTER);
     zl_test_set_int(p->server, ZLINK_LINGER, 0);
     zl_test_set_int(p->server, ZLINK_RCVTIMEO, WAIT_MS);
-    zl_test_set_int(p->server, ZLINK_PLAIN_SERVER, 1);
+    if (password)
+        zl_test_set_int(p->server, ZLINK_PLAIN_SERVER, 1);
+    if (enforce)
+        zl_test_set_int(p->server, ZLINK_ZAP_ENFORCE_DOMAIN, 1);
     ck_assert_int_eq(zlink_setsockopt(p->server, ZLINK_ZAP_DOMAIN, "test", 4),
                      0);
     p->server_monitor = zl_test_monitor_open(
@@ -57,14 +63,21 @@ static void pair_open(plain_pair *p, const char *password, bool with_handler)
     p->client = zlink_socket(p->ctx, ZLINK_DEALER);
     zl_test_set_int(p->client, ZLINK_LINGER, 0);
     zl_test_set_int(p->client, ZLINK_RCVTIMEO, WAIT_MS);
-    ck_assert_int_eq(
-        zlink_setsockopt(p->client, ZLINK_PLAIN_USERNAME, "admin", 5), 0);
-    ck_assert_int_eq(zlink_setsockopt(p->client, ZLINK_PLAIN_PASSWORD, password,
-                                      strlen(password)),
-                     0);
+    if (password) {
+        ck_assert_int_eq(
+            zlink_setsockopt(p->client, ZLINK_PLAIN_USERNAME, "admin", 5), 0);
+        ck_assert_int_eq(zlink_setsockopt(p->client, ZLINK_PLAIN_PASSWORD,
+                                          password, strlen(password)),
+                         0);
+    }
     p->client_monitor = zl_test_monitor_open(
         p->ctx, p->client, "inproc://client-events", ZLINK_EVENT_ALL);
     ck_assert_int_eq(zlink_connect(p->client, p->endpoint), 0);
+}
+
+static void pair_open(plain_pair *p, const char *password, bool with_handler)
+{
+    pair_open_ex(p, password, with_handler, false);
 }
 
 static void pair_close(plain_pair *p)
@@ -202,6 +215,90 @@ START_TEST(without_handler)
         wait_value(p.server_monitor, ZLINK_EVENT_HANDSHAKE_FAILED_NO_DETAIL),
         EFAULT);
     wait_value(p.client_monitor, ZLINK_EVENT_DISCONNECTED);
+    pair_close(&p);
+}
+END_TEST
+
+/* NULL with a ZAP_DOMAIN, as libzmq: the handler is asked about the
+ * client, with no credentials after the mechanism, and its 200 admits it
+ * with its User-Id and properties. */
+START_TEST(null_admitted)
+{
+    plain_pair p;
+    pair_open(&p, NULL, true);
+    expect_part(p.handler, "1.0");
+    expect_part(p.handler, "1");
+    expect_part(p.handler, "test");
+    expect_part(p.handler, "127.0.0.1");
+    expect_part(p.handler, "");
+    expect_part(p.handler, "NULL");
+    int more = 1;
+    size_t len = sizeof more;
+    ck_assert_int_eq(zlink_getsockopt(p.handler, ZLINK_RCVMORE, &more, &len),
+                     0);
+    ck_assert_int_eq(more, 0);
+    /* The client's READY is there already: it waits for the reply. */
+    zl_test_sleep_ms(50);
+    ck_assert_int_eq(zlink_send(p.client, "early", 5, 0), 5);
+    reply(p.handler, "200", "anon");
+    char id[64];
+    ck_assert_int_gt(zlink_recv(p.server, id, sizeof id, 0), 0);
+    zlink_msg_t msg;
+    zlink_msg_init(&msg);
+    ck_assert_int_eq(zlink_msg_recv(&msg, p.server, 0), 5);
+    ck_assert_str_eq(zlink_msg_gets(&msg, "User-Id"), "anon");
+    ck_assert_str_eq(zlink_msg_gets(&msg, "Role"), "root");
+    zlink_msg_close(&msg);
+    wait_value(p.server_monitor, ZLINK_EVENT_HANDSHAKE_SUCCEEDED);
+    pair_close(&p);
+}
+END_TEST
+
+/* The handler refuses a NULL client: the server reports the code, and the
+ * client hears it in an ERROR and reports it too. */
+START_TEST(null_refused)
+{
+    plain_pair p;
+    pair_open(&p, NULL, true);
+    char buf[64];
+    for (int i = 0; i < 6; i++)
+        ck_assert_int_ge(zlink_recv(p.handler, buf, sizeof buf, 0), 0);
+    reply(p.handler, "400", "");
+    ck_assert_uint_eq(
+        wait_value(p.server_monitor, ZLINK_EVENT_HANDSHAKE_FAILED_AUTH), 400);
+    ck_assert_uint_eq(
+        wait_value(p.client_monitor, ZLINK_EVENT_HANDSHAKE_FAILED_AUTH), 400);
+    wait_value(p.client_monitor, ZLINK_EVENT_DISCONNECTED);
+    /* No second request: the client stays away. */
+    zl_test_set_int(p.handler, ZLINK_RCVTIMEO, 300);
+    ck_assert_int_eq(zlink_recv(p.handler, buf, sizeof buf, 0), -1);
+    ck_assert_int_eq(zlink_errno(), EAGAIN);
+    pair_close(&p);
+}
+END_TEST
+
+/* No handler bound: NULL admits the client unasked, as libzmq 4.3, unless
+ * ZAP_ENFORCE_DOMAIN, which refuses it with EFAULT. */
+START_TEST(null_without_handler)
+{
+    plain_pair p;
+    pair_open(&p, NULL, false);
+    ck_assert_int_eq(zlink_send(p.client, "in", 2, 0), 2);
+    char buf[64];
+    ck_assert_int_gt(zlink_recv(p.server, buf, sizeof buf, 0), 0);
+    ck_assert_int_eq(zlink_recv(p.server, buf, sizeof buf, 0), 2);
+    pair_close(&p);
+
+    pair_open_ex(&p, NULL, false, true);
+    ck_assert_uint_eq(
+        wait_value(p.server_monitor, ZLINK_EVENT_HANDSHAKE_FAILED_NO_DETAIL),
+        EFAULT);
+    wait_value(p.client_monitor, ZLINK_EVENT_DISCONNECTED);
+    int v = 0;
+    size_t len = sizeof v;
+    ck_assert_int_eq(
+        zlink_getsockopt(p.server, ZLINK_ZAP_ENFORCE_DOMAIN, &v, &len), 0);
+    ck_assert_int_eq(v, 1);
     pair_close(&p);
 }
 END_TEST
@@ -348,6 +445,9 @@ static Suite *suite(void)
     tcase_add_test(tc, refused);
     tcase_add_test(tc, without_handler);
     tcase_add_test(tc, bad_replies);
+    tcase_add_test(tc, null_admitted);
+    tcase_add_test(tc, null_refused);
+    tcase_add_test(tc, null_without_handler);
     tcase_add_test(tc, handler_goes_away);
     tcase_add_test(tc, server_closes_while_asking);
     tcase_add_test(tc, bad_clients);

@@ -221,13 +221,17 @@ static void start_protocol(zl_engine *e)
             zl_stream_framing(e->stream) == ZL_FRAMING_ZWS_RAW;
         e->peer_minor = 0;
         set_state(e, ZL_ENGINE_HANDSHAKE);
-        if (e->plain) {
+        if (zl_engine_mechanism_is_plain(e)) {
             /* Never a silent fall back to NULL: ws carries NULL only. */
             zl_engine_protocol_error(
                 e, ZLINK_PROTOCOL_ERROR_ZMTP_MECHANISM_MISMATCH);
             return;
         }
-        queued = zl_engine_queue_ready(e);
+        /* NULL asks its ZAP handler before its READY, as over ZMTP; plain
+         * ZWS2.0 has no READY to hold back, so it asks none. */
+        if (e->routing_id_first)
+            zl_engine_forget_null_zap(e);
+        queued = e->plain ? zl_engine_plain_start(e) : zl_engine_queue_ready(e);
         break;
     case ZL_FRAMING_ZMTP:
     default:

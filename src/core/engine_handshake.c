@@ -16,7 +16,7 @@
 
 static const char *mechanism_name(const zl_engine *e)
 {
-    return e->plain ? "PLAIN" : "NULL";
+    return zl_engine_mechanism_is_plain(e) ? "PLAIN" : "NULL";
 }
 
 bool zl_engine_queue_greeting(zl_engine *e)
@@ -204,6 +204,18 @@ static bool on_routing_id(zl_engine *e, zlink_msg_t *msg)
     return e->state == ZL_ENGINE_ACTIVE;
 }
 
+/* A NULL peer's ERROR: one whose ZAP handler refused us carries the status
+ * code, which the monitor hears as libzmq reports it. */
+static void null_peer_error(zl_engine *e, const uint8_t *data, size_t len)
+{
+    int code = zl_error_status_code(data, len);
+    if (code && e->session)
+        zl_monitor_event(zl_session_socket(e->session),
+                         ZLINK_EVENT_HANDSHAKE_FAILED_AUTH, (uint64_t)code,
+                         zl_session_endpoint(e->session));
+    zl_engine_fail(e, true);
+}
+
 /* A frame before the connection is ACTIVE: the peer's READY (or ERROR),
  * PLAIN's commands (engine_plain.c), or a plain ZWS2.0 peer's routing id;
  * anything else fails the handshake.
@@ -233,7 +245,7 @@ bool zl_engine_handshake_frame(zl_engine *e, zlink_msg_t *msg)
             e, data, data_len,
             ZLINK_PROTOCOL_ERROR_ZMTP_MALFORMED_COMMAND_READY, false);
     else if (zl_command_is(name, name_len, "ERROR"))
-        zl_engine_fail(e, true);
+        null_peer_error(e, data, data_len);
     else
         zl_engine_protocol_error(e,
                                  ZLINK_PROTOCOL_ERROR_ZMTP_UNEXPECTED_COMMAND);

@@ -3,7 +3,11 @@
  * credentials, takes the server's WELCOME, sends INITIATE and takes READY.
  * A server takes HELLO, asks the application's ZAP handler through its
  * session (session_zap.c), sends WELCOME, takes INITIATE and sends READY.
- * Either may meet an ERROR instead. */
+ * Either may meet an ERROR instead.
+ *
+ * Also the NULL mechanism's use of ZAP, which shares the exchange: a NULL
+ * socket with a ZAP_DOMAIN asks the handler about its peer before it sends
+ * READY, as libzmq's does, and holds the peer's READY until the reply. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,14 +19,17 @@
 
 typedef enum plain_step {
     WAIT_WELCOME, /* the client's steps */
-    WAIT_READY,
-    WAIT_HELLO, /* the server's */
-    WAIT_ZAP,
+    WAIT_READY,   /* the client's, and NULL's after the reply */
+    WAIT_HELLO,   /* the server's */
+    WAIT_ZAP,     /* the server's, and NULL's */
     WAIT_INITIATE
 } plain_step;
 
 struct zl_plain {
-    bool server;
+    bool server; /* asks the ZAP handler: a PLAIN server, or null_zap */
+    bool null_zap;
+    bool enforce_domain;    /* null_zap without a handler refuses */
+    zlink_msg_t held_ready; /* null_zap: the peer's READY body, if early */
     plain_step step;
     zl_blob username, password; /* a client's own */
     char zap_domain[256];       /* a server's */
@@ -32,13 +39,18 @@ struct zl_plain {
 
 bool zl_engine_init_plain(zl_engine *e, const zl_options *options)
 {
-    if (options->mechanism != ZLINK_PLAIN)
+    bool null_zap = options->mechanism == ZLINK_NULL && options->zap_domain &&
+                    options->zap_domain[0] != '\0';
+    if (options->mechanism != ZLINK_PLAIN && !null_zap)
         return true;
     zl_plain *p = calloc(1, sizeof *p);
     if (!p)
         return false;
-    p->server = options->plain_server;
-    p->step = p->server ? WAIT_HELLO : WAIT_WELCOME;
+    p->null_zap = null_zap;
+    p->enforce_domain = options->zap_enforce_domain;
+    p->server = options->plain_server || null_zap;
+    p->step = null_zap ? WAIT_ZAP : p->server ? WAIT_HELLO : WAIT_WELCOME;
+    zlink_msg_init(&p->held_ready);
     if (options->plain_username)
         p->username = *options->plain_username;
     if (options->plain_password)
@@ -56,17 +68,70 @@ void zl_engine_release_plain(zl_engine *e)
     if (!e->plain)
         return;
     zlink_msg_close(&e->plain->zap_metadata);
+    zlink_msg_close(&e->plain->held_ready);
     free(e->plain);
     e->plain = NULL;
 }
 
 bool zl_engine_plain_server(const zl_engine *e)
 {
-    return e->plain && e->plain->server;
+    return e->plain && e->plain->server && !e->plain->null_zap;
+}
+
+bool zl_engine_mechanism_is_plain(const zl_engine *e)
+{
+    return e->plain && !e->plain->null_zap;
+}
+
+void zl_engine_forget_null_zap(zl_engine *e)
+{
+    if (e->plain && e->plain->null_zap)
+        zl_engine_release_plain(e);
+}
+
+/* The peer's address and our routing id, as every ZAP request names them;
+ * false when no handler is bound (the monitor has heard, if it must). */
+static bool ask_zap(zl_engine *e, const char *mechanism,
+                    const zl_blob *username, const zl_blob *password)
+{
+    char address[128];
+    zl_engine_peer_address(e, address, sizeof address);
+    zl_zap_request request = {.domain = e->plain->zap_domain,
+                              .address = address,
+                              .identity = e->routing_id,
+                              .mechanism = mechanism,
+                              .username = username,
+                              .password = password};
+    return zl_session_ask_zap(e->session, &request) == 0;
+}
+
+static void refuse_without_handler(zl_engine *e)
+{
+    zl_monitor_event(zl_session_socket(e->session),
+                     ZLINK_EVENT_HANDSHAKE_FAILED_NO_DETAIL, EFAULT,
+                     zl_session_endpoint(e->session));
+    zl_engine_fail(e, true);
+}
+
+/* NULL with a ZAP_DOMAIN, once the greetings are exchanged: the handler is
+ * asked before our READY goes. With none bound, libzmq 4.3 admits the
+ * peer unasked, unless ZAP_ENFORCE_DOMAIN. */
+static bool null_zap_start(zl_engine *e)
+{
+    if (ask_zap(e, "NULL", NULL, NULL))
+        return true;
+    if (e->plain->enforce_domain) {
+        refuse_without_handler(e);
+        return true;
+    }
+    zl_engine_release_plain(e);
+    return zl_engine_queue_ready(e);
 }
 
 bool zl_engine_plain_start(zl_engine *e)
 {
+    if (e->plain->null_zap)
+        return null_zap_start(e);
     if (e->plain->server)
         return true; /* the client speaks first */
     uint8_t hello[ZL_ENGINE_COMMAND_ROOM];
@@ -160,24 +225,56 @@ static void on_hello(zl_engine *e, const uint8_t *data, size_t len)
             e, ZLINK_PROTOCOL_ERROR_ZMTP_MALFORMED_COMMAND_HELLO);
         return;
     }
-    char address[128];
-    zl_engine_peer_address(e, address, sizeof address);
-    zl_zap_request request = {.domain = p->zap_domain,
-                              .address = address,
-                              .identity = e->routing_id,
-                              .mechanism = "PLAIN",
-                              .username = &p->username,
-                              .password = &p->password};
-    if (zl_session_ask_zap(e->session, &request) != 0) {
-        zl_monitor_event(zl_session_socket(e->session),
-                         ZLINK_EVENT_HANDSHAKE_FAILED_NO_DETAIL, EFAULT,
-                         zl_session_endpoint(e->session));
-        zl_engine_fail(e, true);
+    if (!ask_zap(e, "PLAIN", &p->username, &p->password)) {
+        refuse_without_handler(e);
         return;
     }
     /* The password is not needed again. */
     memset(&p->password, 0, sizeof p->password);
     p->step = WAIT_ZAP;
+}
+
+/* NULL's handler admitted the peer: our READY goes, and the peer's, if it
+ * came already, is taken now. */
+static void null_zap_admitted(zl_engine *e)
+{
+    zl_plain *p = e->plain;
+    p->step = WAIT_READY;
+    if (!zl_engine_queue_ready(e)) {
+        zl_engine_fail_io(e, -ENOMEM);
+        return;
+    }
+    zl_engine_fill_output(e);
+    if (e->state != ZL_ENGINE_HANDSHAKE || zlink_msg_size(&p->held_ready) == 0)
+        return;
+    const uint8_t *held = zlink_msg_data(&p->held_ready);
+    zl_engine_accept_properties(
+        e, held + 1, zlink_msg_size(&p->held_ready) - 1,
+        ZLINK_PROTOCOL_ERROR_ZMTP_MALFORMED_COMMAND_READY, false);
+    if (e->state == ZL_ENGINE_ACTIVE)
+        zl_engine_release_plain(e);
+}
+
+/* NULL's peer sent READY while the handler is asked: it waits, copied. A
+ * READY's properties always fill at least its name, so an empty copy means
+ * none came. */
+static void hold_ready(zl_engine *e, const uint8_t *data, size_t len)
+{
+    zl_plain *p = e->plain;
+    if (zlink_msg_size(&p->held_ready) != 0) {
+        unexpected(e);
+        return;
+    }
+    zlink_msg_close(&p->held_ready);
+    if (zlink_msg_init_size(&p->held_ready, len + 1) != 0) {
+        zlink_msg_init(&p->held_ready);
+        zl_engine_fail_io(e, -ENOMEM);
+        return;
+    }
+    /* A leading byte keeps an empty READY distinct from none. */
+    uint8_t *copy = zlink_msg_data(&p->held_ready);
+    copy[0] = 0;
+    memcpy(copy + 1, data, len);
 }
 
 void zl_engine_zap_replied(zl_engine *e, zl_zap_reply *reply, uint32_t reason)
@@ -214,6 +311,10 @@ void zl_engine_zap_replied(zl_engine *e, zl_zap_reply *reply, uint32_t reason)
     p->user_id = reply->user_id;
     zlink_msg_move(&p->zap_metadata, &reply->metadata);
     zlink_msg_close(&reply->metadata);
+    if (p->null_zap) {
+        null_zap_admitted(e);
+        return;
+    }
     p->step = WAIT_INITIATE;
     zl_engine_send_command(e, "WELCOME", NULL, 0);
 }
@@ -248,6 +349,9 @@ void zl_engine_plain_command(zl_engine *e, const uint8_t *body, size_t len)
         on_welcome(e, data_len);
     else if (zl_command_is(name, name_len, "HELLO"))
         on_hello(e, data, data_len);
+    else if (zl_command_is(name, name_len, "READY") && step == WAIT_ZAP &&
+             e->plain->null_zap)
+        hold_ready(e, data, data_len);
     else if (zl_command_is(name, name_len, "READY") && step == WAIT_READY)
         zl_engine_accept_properties(
             e, data, data_len,

@@ -203,6 +203,11 @@ typedef struct zl_plain zl_plain;
 bool zl_engine_init_plain(zl_engine *e, const zl_options *options);
 void zl_engine_release_plain(zl_engine *e);
 bool zl_engine_plain_server(const zl_engine *e);
+/* PLAIN, not NULL asking ZAP (which shares the struct). */
+bool zl_engine_mechanism_is_plain(const zl_engine *e);
+/* NULL asks no ZAP handler on this connection (plain ZWS2.0 carries no
+ * READY to hold back). */
+void zl_engine_forget_null_zap(zl_engine *e);
 bool zl_engine_plain_start(zl_engine *e);
 /* A command before READY: PLAIN's, READY or ERROR. */
 void zl_engine_plain_command(zl_engine *e, const uint8_t *body, size_t len);

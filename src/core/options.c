@@ -365,6 +365,8 @@ int zl_options_set(zl_options *o, int option, const void *val, size_t len)
     }
     case ZLINK_ZAP_DOMAIN:
         return zl_string_option_set(&o->zap_domain, val, len, 255);
+    case ZLINK_ZAP_ENFORCE_DOMAIN:
+        return set_bool(&o->zap_enforce_domain, val, len);
     case ZLINK_WS_ALLOWED_ORIGINS:
         return zl_string_option_set(&o->ws_allowed_origins, val, len,
                                     ZL_WS_ORIGINS_MAX);
@@ -392,6 +394,8 @@ int zl_options_get(const zl_options *o, int option, void *val, size_t *len)
             val, len, o->plain_server && o->mechanism == ZLINK_PLAIN);
     case ZLINK_ZAP_DOMAIN:
         return put_string(val, len, o->zap_domain);
+    case ZLINK_ZAP_ENFORCE_DOMAIN:
+        return zl_option_put_int(val, len, o->zap_enforce_domain);
     case ZLINK_PLAIN_USERNAME:
         return put_blob_string(val, len, o->plain_username);
     case ZLINK_PLAIN_PASSWORD:

@@ -43,6 +43,7 @@ typedef struct zl_options {
     bool plain_server; /* ZLINK_PLAIN_SERVER: the server's side of it */
     zl_blob *plain_username, *plain_password;
     char *zap_domain; /* ZLINK_ZAP_DOMAIN; NULL: "" */
+    bool zap_enforce_domain; /* ZLINK_ZAP_ENFORCE_DOMAIN */
     /* ZLINK_TLS_*: NULL until one is set or a tls endpoint is used;
      * shared, refcounted, by the sessions made with it (tls_config.h). */
     struct zl_tls_settings *tls;

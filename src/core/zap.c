@@ -32,14 +32,17 @@ bool zl_zap_send_request(zl_pipe *p, const zl_zap_request *r)
 {
     /* The empty delimiter first, as a REQ would: the handler is usually a
      * REP. The request id is always "1": one request per pipe. */
-    bool ok = write_frame(p, NULL, 0, true) && write_frame(p, "1.0", 3, true) &&
-              write_frame(p, "1", 1, true) &&
-              write_frame(p, r->domain, strlen(r->domain), true) &&
-              write_frame(p, r->address, strlen(r->address), true) &&
-              write_blob(p, r->identity, true) &&
-              write_frame(p, r->mechanism, strlen(r->mechanism), true) &&
-              write_blob(p, r->username, true) &&
-              write_blob(p, r->password, false);
+    bool ok =
+        write_frame(p, NULL, 0, true) && write_frame(p, "1.0", 3, true) &&
+        write_frame(p, "1", 1, true) &&
+        write_frame(p, r->domain, strlen(r->domain), true) &&
+        write_frame(p, r->address, strlen(r->address), true) &&
+        write_blob(p, r->identity, true) &&
+        write_frame(p, r->mechanism, strlen(r->mechanism), r->username != NULL);
+    /* NULL's request ends at the mechanism: it has no credentials. */
+    if (ok && r->username)
+        ok = write_blob(p, r->username, true) &&
+             write_blob(p, r->password, false);
     if (!ok) {
         zl_pipe_rollback(p);
         return false;

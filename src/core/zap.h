@@ -15,8 +15,8 @@ typedef struct zl_zap_request {
     const char *domain;      /* ZAP_DOMAIN; "" when unset */
     const char *address;     /* the peer's address, as Peer-Address */
     const zl_blob *identity; /* our ROUTING_ID; NULL when unset */
-    const char *mechanism;   /* "PLAIN" */
-    const zl_blob *username; /* PLAIN's credentials */
+    const char *mechanism;   /* "PLAIN" or "NULL" */
+    const zl_blob *username; /* PLAIN's credentials; NULL for NULL */
     const zl_blob *password;
 } zl_zap_request;
 

@@ -4,7 +4,12 @@
  * one message with the User-Id libzmq gave it appended, and exits 0.
  * "client ENDPOINT PASSWORD": a DEALER that logs in as "admin", sends
  * "hello" and exits 0 on the reply; with "wrong" it exits 0 once its
- * monitor reports the handshake failed. 2: nothing came in time. */
+ * monitor reports the handshake failed. 2: nothing came in time.
+ * NULL with ZAP: "server ENDPOINT null DOMAIN" is a NULL server with that
+ * ZAP_DOMAIN, whose handler admits NULL peers (as User-Id "anon") only in
+ * the domain "admit"; refused, it exits 0 once its monitor reports it.
+ * "client ENDPOINT null-ok" and "client ENDPOINT null-refused" are NULL
+ * clients that expect a reply, or a refusal. */
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -41,13 +46,17 @@ static void *zap_handler(void *handler)
     int lens[ZAP_FRAMES];
     int n;
     while ((n = recv_request(handler, f, lens)) >= 0) {
-        int ok = n == 8 && lens[6] == 5 && memcmp(f[6], "admin", 5) == 0 &&
-                 lens[7] == 6 && memcmp(f[7], "secret", 6) == 0;
+        int null = n == 6 && lens[5] == 4 && memcmp(f[5], "NULL", 4) == 0;
+        int ok = null ? lens[2] == 5 && memcmp(f[2], "admit", 5) == 0
+                      : n == 8 && lens[6] == 5 &&
+                            memcmp(f[6], "admin", 5) == 0 && lens[7] == 6 &&
+                            memcmp(f[7], "secret", 6) == 0;
         zmq_send(handler, "1.0", 3, ZMQ_SNDMORE);
         zmq_send(handler, f[1], (size_t)lens[1], ZMQ_SNDMORE);
         zmq_send(handler, ok ? "200" : "400", 3, ZMQ_SNDMORE);
         zmq_send(handler, ok ? "OK" : "No access", ok ? 2 : 9, ZMQ_SNDMORE);
-        zmq_send(handler, ok ? "admin" : "", ok ? 5 : 0, ZMQ_SNDMORE);
+        const char *user = !ok ? "" : null ? "anon" : "admin";
+        zmq_send(handler, user, strlen(user), ZMQ_SNDMORE);
         zmq_send(handler, "", 0, 0);
     }
     /* ETERM: the context is ending, and waits for this socket. */
@@ -87,8 +96,11 @@ static int run_client(const char *endpoint, const char *password)
     int timeout = TIMEOUT_MS, linger = 0;
     zmq_setsockopt(dealer, ZMQ_RCVTIMEO, &timeout, sizeof timeout);
     zmq_setsockopt(dealer, ZMQ_LINGER, &linger, sizeof linger);
-    zmq_setsockopt(dealer, ZMQ_PLAIN_USERNAME, "admin", 5);
-    zmq_setsockopt(dealer, ZMQ_PLAIN_PASSWORD, password, strlen(password));
+    int null = strncmp(password, "null-", 5) == 0;
+    if (!null) {
+        zmq_setsockopt(dealer, ZMQ_PLAIN_USERNAME, "admin", 5);
+        zmq_setsockopt(dealer, ZMQ_PLAIN_PASSWORD, password, strlen(password));
+    }
     zmq_socket_monitor(dealer, "inproc://events", ZMQ_EVENT_ALL);
     void *monitor = zmq_socket(ctx, ZMQ_PAIR);
     zmq_setsockopt(monitor, ZMQ_RCVTIMEO, &timeout, sizeof timeout);
@@ -97,7 +109,7 @@ static int run_client(const char *endpoint, const char *password)
     if (zmq_connect(dealer, endpoint) != 0)
         return 1;
     int rc;
-    if (strcmp(password, "secret") == 0) {
+    if (strcmp(password, "secret") == 0 || strcmp(password, "null-ok") == 0) {
         char reply[64];
         zmq_send(dealer, "hello", 5, 0);
         rc = zmq_recv(dealer, reply, sizeof reply, 0) == 5 ? 0 : 2;
@@ -110,7 +122,8 @@ static int run_client(const char *endpoint, const char *password)
     return rc;
 }
 
-static int run_server(const char *endpoint_in)
+/* null_domain: a NULL server asking ZAP in that domain; NULL: PLAIN. */
+static int run_server(const char *endpoint_in, const char *null_domain)
 {
     void *ctx = zmq_ctx_new();
     void *handler = zmq_socket(ctx, ZMQ_REP);
@@ -121,7 +134,16 @@ static int run_server(const char *endpoint_in)
 
     void *router = zmq_socket(ctx, ZMQ_ROUTER);
     int on = 1, timeout = TIMEOUT_MS, linger = 1000;
-    zmq_setsockopt(router, ZMQ_PLAIN_SERVER, &on, sizeof on);
+    if (null_domain)
+        zmq_setsockopt(router, ZMQ_ZAP_DOMAIN, null_domain,
+                       strlen(null_domain));
+    else
+        zmq_setsockopt(router, ZMQ_PLAIN_SERVER, &on, sizeof on);
+    zmq_socket_monitor(router, "inproc://server-events", ZMQ_EVENT_ALL);
+    void *monitor = zmq_socket(ctx, ZMQ_PAIR);
+    zmq_setsockopt(monitor, ZMQ_RCVTIMEO, &timeout, sizeof timeout);
+    zmq_setsockopt(monitor, ZMQ_LINGER, &linger, sizeof linger);
+    zmq_connect(monitor, "inproc://server-events");
     zmq_setsockopt(router, ZMQ_RCVTIMEO, &timeout, sizeof timeout);
     zmq_setsockopt(router, ZMQ_LINGER, &linger, sizeof linger);
     if (zmq_bind(router, endpoint_in) != 0)
@@ -131,6 +153,14 @@ static int run_server(const char *endpoint_in)
     zmq_getsockopt(router, ZMQ_LAST_ENDPOINT, endpoint, &len);
     printf("%s\n", endpoint);
     fflush(stdout);
+    if (null_domain && strcmp(null_domain, "admit") != 0) {
+        int rc = wait_refused(monitor);
+        zmq_close(monitor);
+        zmq_close(router);
+        zmq_ctx_term(ctx);
+        pthread_join(thread, NULL);
+        return rc;
+    }
 
     zmq_msg_t id, body;
     zmq_msg_init(&id);
@@ -145,6 +175,7 @@ static int run_server(const char *endpoint_in)
     zmq_msg_send(&id, router, ZMQ_SNDMORE);
     zmq_send(router, reply, (size_t)n, 0);
     zmq_msg_close(&body);
+    zmq_close(monitor);
     zmq_close(router);
     zmq_ctx_term(ctx);
     pthread_join(thread, NULL);
@@ -154,10 +185,13 @@ static int run_server(const char *endpoint_in)
 int main(int argc, char **argv)
 {
     if (argc == 3 && strcmp(argv[1], "server") == 0)
-        return run_server(argv[2]);
+        return run_server(argv[2], NULL);
+    if (argc == 5 && strcmp(argv[1], "server") == 0 &&
+        strcmp(argv[3], "null") == 0)
+        return run_server(argv[2], argv[4]);
     if (argc == 4 && strcmp(argv[1], "client") == 0)
         return run_client(argv[2], argv[3]);
-    fprintf(stderr, "usage: zmq_plain_peer server ENDPOINT\n"
+    fprintf(stderr, "usage: zmq_plain_peer server ENDPOINT [null DOMAIN]\n"
                     "       zmq_plain_peer client ENDPOINT PASSWORD\n");
     return 64;
 }
