@@ -929,6 +929,43 @@ START_TEST(plain_client_refused)
 }
 END_TEST
 
+/* NULL with a ZAP_DOMAIN over ws (ZWS2.0/NULL, which exchanges READY):
+ * the server asks its handler first, as over tcp, and a refusal reaches
+ * both monitors. */
+START_TEST(null_zap_refused)
+{
+    void *ctx = zt_ctx();
+    void *handler = zt_socket(ctx, ZLINK_REP);
+    zt_bind(handler, "inproc://zeromq.zap.01");
+    void *server = zt_socket(ctx, ZLINK_PAIR);
+    ck_assert_int_eq(zlink_setsockopt(server, ZLINK_ZAP_DOMAIN, "ws", 2), 0);
+    void *client = zt_socket(ctx, ZLINK_PAIR);
+    char ep[256];
+    bind_ws(server, "/z", ep, sizeof ep);
+    ck_assert_int_eq(
+        zlink_socket_monitor(client, "inproc://zap-ws", ZLINK_EVENT_ALL), 0);
+    void *mon = zt_socket(ctx, ZLINK_PAIR);
+    zt_connect(mon, "inproc://zap-ws");
+    zt_connect(client, ep);
+    char part[64];
+    int n = 0;
+    for (int i = 0; i < 6; i++)
+        n = zlink_recv(handler, part, sizeof part, 0);
+    ck_assert_int_eq(n, 4);
+    ck_assert_mem_eq(part, "NULL", 4);
+    const char *reply[] = {"1.0", "1", "400", "", "", ""};
+    for (int i = 0; i < 6; i++)
+        zlink_send(handler, reply[i], strlen(reply[i]),
+                   i < 5 ? ZLINK_SNDMORE : 0);
+    expect_monitor_event(mon, ZLINK_EVENT_HANDSHAKE_FAILED_AUTH, 400);
+    zt_close(mon);
+    zt_close(client);
+    zt_close(server);
+    zt_close(handler);
+    zt_term(ctx);
+}
+END_TEST
+
 Suite *ws_suite(void)
 {
     Suite *s = suite_create("ws");
@@ -938,6 +975,7 @@ Suite *ws_suite(void)
     tcase_add_loop_test(tc, every_pair, 0, sizeof pairs / sizeof pairs[0]);
     tcase_add_test(tc, pair_sizes);
     tcase_add_test(tc, plain_client_refused);
+    tcase_add_test(tc, null_zap_refused);
     tcase_add_test(tc, paths_share_a_port);
     tcase_add_test(tc, allowed_origins);
     tcase_add_test(tc, raw_client_subscribes);
