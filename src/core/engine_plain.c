@@ -34,6 +34,7 @@ struct zl_plain {
     zl_blob username, password; /* a client's own */
     char zap_domain[256];       /* a server's */
     zl_blob user_id;            /* a server's, from the ZAP reply */
+    bool admitted;              /* the handler answered 200 */
     zlink_msg_t zap_metadata;
 };
 
@@ -159,7 +160,9 @@ void zl_engine_plain_add_metadata(zl_engine *e, zl_metadata_builder *b)
     zl_plain *p = e->plain;
     if (!p || !p->server)
         return;
-    if (p->user_id.len)
+    /* libzmq gives User-Id after any 200, empty as handlers often send it
+     * for NULL peers: its presence says ZAP admitted the peer. */
+    if (p->admitted)
         zl_metadata_builder_add(b, (const uint8_t *)"User-Id", 7,
                                 p->user_id.data, p->user_id.len);
     /* The handler's own properties were checked when its reply came. */
@@ -309,6 +312,7 @@ void zl_engine_zap_replied(zl_engine *e, zl_zap_reply *reply, uint32_t reason)
         return;
     }
     p->user_id = reply->user_id;
+    p->admitted = true;
     zlink_msg_move(&p->zap_metadata, &reply->metadata);
     zlink_msg_close(&reply->metadata);
     if (p->null_zap) {

@@ -7,7 +7,9 @@
  *
  * The input: byte 0 picks the socket type, STREAM's raw connections
  * among them (its top bit: a PLAIN client;
- * the next: a PLAIN server, whose ZAP handler is never bound), byte 1 the
+ * the next: a PLAIN server; 0x20: a ZAP handler bound, which admits every
+ * request when the application receives; 0x10: a ZAP_DOMAIN, so that a
+ * NULL socket asks it too), byte 1 the
  * options (bind or connect, heartbeats, MAXMSGSIZE, a small HWM, the type's
  * own option, a routing id, a monitor, linger). Then records, each an opcode
  * byte (low nibble: what, high nibble: an argument) and its operands; the loop
@@ -108,6 +110,7 @@ typedef struct driver {
     int type;
     void *socket;
     void *monitor;
+    void *zap_handler;       /* a REP at inproc://zeromq.zap.01, or NULL */
     uint8_t routing_id[256]; /* ROUTER: the last peer heard from */
     size_t routing_id_len;
     bool in_message; /* the last part received had MORE */
@@ -257,8 +260,26 @@ static void drain_monitor(driver *d)
     zlink_msg_close(&msg);
 }
 
+/* Admits every ZAP request queued for the handler. */
+static void answer_zap(driver *d)
+{
+    static const char *const reply[] = {"1.0", "1", "200", "", "fuzz", ""};
+    zlink_msg_t msg;
+    zlink_msg_init(&msg);
+    while (d->zap_handler &&
+           zlink_msg_recv(&msg, d->zap_handler, ZLINK_DONTWAIT) >= 0) {
+        if (zlink_msg_more(&msg))
+            continue;
+        for (int i = 0; i < 6; i++)
+            (void)zlink_send(d->zap_handler, reply[i], strlen(reply[i]),
+                             ZLINK_DONTWAIT | (i < 5 ? ZLINK_SNDMORE : 0));
+    }
+    zlink_msg_close(&msg);
+}
+
 static void app_recv(driver *d, int parts)
 {
+    answer_zap(d);
     zlink_msg_t msg;
     zlink_msg_init(&msg);
     for (int i = 0; i < parts; i++) {
@@ -414,6 +435,14 @@ static void run_input(const uint8_t *data, size_t size)
     } else if (data[0] & 0x40) {
         set_int(d.socket, ZLINK_PLAIN_SERVER, 1);
     }
+    if (data[0] & 0x10)
+        (void)zlink_setsockopt(d.socket, ZLINK_ZAP_DOMAIN, "fuzz", 4);
+    if (data[0] & 0x20) {
+        d.zap_handler = zlink_socket(ctx, ZLINK_REP);
+        if (!d.zap_handler ||
+            zlink_bind(d.zap_handler, "inproc://zeromq.zap.01") != 0)
+            abort();
+    }
     if (opts & OPT_MONITOR)
         open_monitor(&d, ctx);
     int rc = (opts & OPT_CONNECT) ? zlink_connect(d.socket, ENDPOINT)
@@ -433,6 +462,8 @@ static void run_input(const uint8_t *data, size_t size)
     drain_monitor(&d);
     if (d.monitor)
         zlink_close(d.monitor);
+    if (d.zap_handler)
+        zlink_close(d.zap_handler);
     fake_free_run();
     /* libFuzzer's -timeout raises SIGALRM every timeout/2 + 1 s, which
      * interrupts the term's wait (EINTR, as libzmq's): it is called again,
@@ -587,6 +618,30 @@ static void write_plain_server_seed(const char *dir)
     write_seed(dir, "session_6_bind_plain_server", &s);
 }
 
+/* A bound ROUTER of the NULL mechanism with a ZAP_DOMAIN and a handler:
+ * the client's READY comes before the handler is answered (at the RECV),
+ * and waits for it. */
+static void write_zap_null_seed(const char *dir)
+{
+    seed s = {.len = 0};
+    uint8_t head[2] = {6 | 0x10 | 0x20, 0};
+    put(&s, head, 2);
+    put_op(&s, OP_ACCEPT, 0);
+    uint8_t greeting[ZL_GREETING_SIZE];
+    zl_greeting_encode(greeting, "NULL", false);
+    put_data(&s, greeting, sizeof greeting);
+    uint8_t ready[256];
+    size_t n = zl_ready_encode(ready, sizeof ready, ZLINK_DEALER, "peer", 4);
+    put_data(&s, ready, n);
+    put_traffic(&s, ZLINK_DEALER);
+    put_op(&s, OP_RECV, 3);
+    put_op(&s, OP_CLOCK, 4);
+    put_op(&s, OP_RECV, 3);
+    put_op(&s, OP_HANG_UP, 0);
+    put_op(&s, OP_CLOCK, 4);
+    write_seed(dir, "session_6_bind_zap_null", &s);
+}
+
 static void write_seeds(const char *dir)
 {
     if (mkdir(dir, 0755) != 0 && errno != EEXIST) {
@@ -598,6 +653,7 @@ static void write_seeds(const char *dir)
         write_session_seed(dir, t, true, false);
     }
     write_session_seed(dir, 5, true, true); /* a DEALER */
+    write_zap_null_seed(dir);
     write_plain_server_seed(dir);
 }
 
