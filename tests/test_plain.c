@@ -155,6 +155,21 @@ static uint32_t wait_value(void *monitor, int event)
     return value;
 }
 
+/* The handler refused with 400: both sides report the code, the client
+ * is disconnected, and no second request comes: it stays away. */
+static void expect_refused_for_good(plain_pair *p)
+{
+    ck_assert_uint_eq(
+        wait_value(p->server_monitor, ZLINK_EVENT_HANDSHAKE_FAILED_AUTH), 400);
+    ck_assert_uint_eq(
+        wait_value(p->client_monitor, ZLINK_EVENT_HANDSHAKE_FAILED_AUTH), 400);
+    wait_value(p->client_monitor, ZLINK_EVENT_DISCONNECTED);
+    zl_test_set_int(p->handler, ZLINK_RCVTIMEO, 300);
+    char buf[16];
+    ck_assert_int_eq(zlink_recv(p->handler, buf, sizeof buf, 0), -1);
+    ck_assert_int_eq(zlink_errno(), EAGAIN);
+}
+
 /* The handler admits the client: messages flow, and the server's carry
  * the User-Id and properties the handler gave. */
 START_TEST(admitted)
@@ -192,16 +207,7 @@ START_TEST(refused)
     plain_pair p;
     pair_open_asked(&p, "wrong");
     reply(p.handler, "400", "");
-    ck_assert_uint_eq(
-        wait_value(p.server_monitor, ZLINK_EVENT_HANDSHAKE_FAILED_AUTH), 400);
-    ck_assert_uint_eq(
-        wait_value(p.client_monitor, ZLINK_EVENT_HANDSHAKE_FAILED_AUTH), 400);
-    wait_value(p.client_monitor, ZLINK_EVENT_DISCONNECTED);
-    /* No second request: the client stays away. */
-    zl_test_set_int(p.handler, ZLINK_RCVTIMEO, 300);
-    char buf[16];
-    ck_assert_int_eq(zlink_recv(p.handler, buf, sizeof buf, 0), -1);
-    ck_assert_int_eq(zlink_errno(), EAGAIN);
+    expect_refused_for_good(&p);
     pair_close(&p);
 }
 END_TEST
@@ -266,15 +272,7 @@ START_TEST(null_refused)
     for (int i = 0; i < 6; i++)
         ck_assert_int_ge(zlink_recv(p.handler, buf, sizeof buf, 0), 0);
     reply(p.handler, "400", "");
-    ck_assert_uint_eq(
-        wait_value(p.server_monitor, ZLINK_EVENT_HANDSHAKE_FAILED_AUTH), 400);
-    ck_assert_uint_eq(
-        wait_value(p.client_monitor, ZLINK_EVENT_HANDSHAKE_FAILED_AUTH), 400);
-    wait_value(p.client_monitor, ZLINK_EVENT_DISCONNECTED);
-    /* No second request: the client stays away. */
-    zl_test_set_int(p.handler, ZLINK_RCVTIMEO, 300);
-    ck_assert_int_eq(zlink_recv(p.handler, buf, sizeof buf, 0), -1);
-    ck_assert_int_eq(zlink_errno(), EAGAIN);
+    expect_refused_for_good(&p);
     pair_close(&p);
 }
 END_TEST

@@ -171,22 +171,49 @@ START_TEST(application_closes_connection)
 }
 END_TEST
 
+/* A raw TCP listener, and a STREAM socket (in a new context) that has
+ * connected to it, its connection accepted into *fd. */
+typedef struct raw_server {
+    raw_fd listener, fd;
+    void *ctx, *socket;
+} raw_server;
+
+static void raw_server_open(raw_server *r, const char *connect_routing_id)
+{
+    int port;
+    r->listener = raw_listen(4, &port);
+    r->ctx = zlink_ctx_new();
+    r->socket = stream_socket(r->ctx);
+    zl_test_set_int(r->socket, ZLINK_RECONNECT_IVL, 20);
+    if (connect_routing_id)
+        ck_assert_int_eq(zlink_setsockopt(r->socket, ZLINK_CONNECT_ROUTING_ID,
+                                          connect_routing_id,
+                                          strlen(connect_routing_id)),
+                         0);
+    char endpoint[64];
+    snprintf(endpoint, sizeof endpoint, "tcp://127.0.0.1:%d", port);
+    ck_assert_int_eq(zlink_connect(r->socket, endpoint), 0);
+    r->fd = raw_accept(r->listener, WAIT_MS);
+    ck_assert(r->fd != RAW_INVALID);
+}
+
+static void raw_server_close(raw_server *r)
+{
+    raw_close(r->fd);
+    zlink_close(r->socket);
+    ck_assert_int_eq(zl_test_ctx_term(r->ctx), 0);
+    raw_close(r->listener);
+}
+
 /* A STREAM that connects, to a plain TCP server: CONNECT_ROUTING_ID names
  * the connection, its peer's bytes come under that name, and closing it
  * from the application is final: no reconnect follows. */
 START_TEST(connects_to_raw_server)
 {
-    int port;
-    raw_fd listener = raw_listen(4, &port);
-    void *ctx = zlink_ctx_new();
-    void *s = stream_socket(ctx);
-    ck_assert_int_eq(zlink_setsockopt(s, ZLINK_CONNECT_ROUTING_ID, "web", 3),
-                     0);
-    char endpoint[64];
-    snprintf(endpoint, sizeof endpoint, "tcp://127.0.0.1:%d", port);
-    ck_assert_int_eq(zlink_connect(s, endpoint), 0);
-    raw_fd fd = raw_accept(listener, WAIT_MS);
-    ck_assert(fd != RAW_INVALID);
+    raw_server r;
+    raw_server_open(&r, "web");
+    void *s = r.socket;
+    raw_fd fd = r.fd;
 
     zlink_msg_t id;
     char buf[64];
@@ -210,12 +237,9 @@ START_TEST(connects_to_raw_server)
 
     ck_assert_int_eq(send_to(s, &id, "", 0), 0);
     ck_assert(raw_closed_by_peer(fd, WAIT_MS));
-    raw_close(fd);
-    ck_assert(raw_accept(listener, 300) == RAW_INVALID);
+    ck_assert(raw_accept(r.listener, 300) == RAW_INVALID);
     zlink_msg_close(&id);
-    zlink_close(s);
-    ck_assert_int_eq(zl_test_ctx_term(ctx), 0);
-    raw_close(listener);
+    raw_server_close(&r);
 }
 END_TEST
 
@@ -224,36 +248,25 @@ END_TEST
  * id. */
 START_TEST(reconnects_under_same_id)
 {
-    int port;
-    raw_fd listener = raw_listen(4, &port);
-    void *ctx = zlink_ctx_new();
-    void *s = stream_socket(ctx);
-    zl_test_set_int(s, ZLINK_RECONNECT_IVL, 20);
-    char endpoint[64];
-    snprintf(endpoint, sizeof endpoint, "tcp://127.0.0.1:%d", port);
-    ck_assert_int_eq(zlink_connect(s, endpoint), 0);
-    raw_fd fd = raw_accept(listener, WAIT_MS);
-    ck_assert(fd != RAW_INVALID);
+    raw_server r;
+    raw_server_open(&r, NULL);
     zlink_msg_t id, again;
     char buf[16];
-    ck_assert_uint_eq(recv_message(s, &id, buf, sizeof buf), 0);
-    raw_close(fd);
-    ck_assert_uint_eq(recv_message(s, &again, buf, sizeof buf), 0);
+    ck_assert_uint_eq(recv_message(r.socket, &id, buf, sizeof buf), 0);
+    raw_close(r.fd);
+    ck_assert_uint_eq(recv_message(r.socket, &again, buf, sizeof buf), 0);
     ck_assert(same_id(&id, &again));
     zlink_msg_close(&again);
-    fd = raw_accept(listener, WAIT_MS);
-    ck_assert(fd != RAW_INVALID);
-    ck_assert_uint_eq(recv_message(s, &again, buf, sizeof buf), 0);
+    r.fd = raw_accept(r.listener, WAIT_MS);
+    ck_assert(r.fd != RAW_INVALID);
+    ck_assert_uint_eq(recv_message(r.socket, &again, buf, sizeof buf), 0);
     ck_assert(same_id(&id, &again));
     zlink_msg_close(&again);
-    ck_assert_int_eq(send_to(s, &id, "back", 4), 4);
-    ck_assert(raw_recv_exact(fd, buf, 4, WAIT_MS));
+    ck_assert_int_eq(send_to(r.socket, &id, "back", 4), 4);
+    ck_assert(raw_recv_exact(r.fd, buf, 4, WAIT_MS));
     ck_assert_int_eq(memcmp(buf, "back", 4), 0);
-    raw_close(fd);
     zlink_msg_close(&id);
-    zlink_close(s);
-    ck_assert_int_eq(zl_test_ctx_term(ctx), 0);
-    raw_close(listener);
+    raw_server_close(&r);
 }
 END_TEST
 
