@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # ci/demo.sh — installs the build dependencies if missing (Debian 12), builds
-# zlink Release into build/demo and runs three examples: router_dealers,
-# pubsub_fanout and broker.
+# zlink Release into build/demo and runs four examples: router_dealers,
+# pubsub_fanout, broker and http_hello.
 set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -41,7 +41,7 @@ install_missing "${DEPS[@]}"
 echo "== building zlink (Release) in $BUILD_DIR"
 cmake -G Ninja -S . -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=Release \
     -DZLINK_BUILD_TESTS=OFF
-cmake --build "$BUILD_DIR" --target router_dealers pubsub_fanout broker
+cmake --build "$BUILD_DIR" --target router_dealers pubsub_fanout broker http_hello
 
 echo
 echo "== examples/router_dealers: one ROUTER, three DEALERs over tcp"
@@ -54,5 +54,9 @@ echo "== examples/pubsub_fanout: one publisher, three subscribers over tcp"
 echo
 echo "== examples/broker: clients -> ROUTER -> zlink_proxy -> DEALER -> workers"
 "$BUILD_DIR/examples/broker"
+
+echo
+echo "== examples/http_hello: HTTP/1.0 between two STREAM sockets (raw tcp, no ZMTP)"
+"$BUILD_DIR/examples/http_hello"
 
 if [ -x bench/run.sh ]; then bench/run.sh --quick; fi
