@@ -51,7 +51,8 @@ bool zl_engine_raw_input(zl_engine *e)
         zl_engine_fail_io(e, -ENOMEM);
         return false;
     }
-    memcpy(zlink_msg_data(&msg), e->in_block->data + e->in_pos, len);
+    memcpy(zlink_msg_data(&msg), (const uint8_t *)e->in_block->data + e->in_pos,
+           len);
     e->in_pos += len;
     e->frames_this_read++;
     return zl_engine_push_input(e, &msg);
