@@ -585,6 +585,69 @@ START_TEST(oversized_frames)
 }
 END_TEST
 
+/* Before the handshake is over, no frame may pass 64 KiB, whatever
+ * MAXMSGSIZE says (unlimited here): a peer cannot fill memory before it is
+ * admitted. A large READY within the bound is fine, and once admitted the
+ * peer may send larger messages. */
+START_TEST(handshake_frames_are_bounded)
+{
+    fixture f;
+    fx_setup(&f, NO_OPTIONS);
+    uint64_t sizes[] = {64 * 1024 + 1, (uint64_t)1 << 30};
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+        current_case = i == 0 ? "64 KiB + 1 READY" : "1 GiB READY";
+        uint8_t out[GREETING_SIZE + 9 + 100];
+        uint8_t header[9 + 100];
+        size_t hlen = put_header(header, FLAG_COMMAND, sizes[i], true);
+        memcpy(header + hlen, "\x05READY", 6);
+        memset(header + hlen + 6, 'r', 94);
+        bad_peer(&f, out, greeting_then(out, header, hlen + 100));
+        expect_protocol_failure(&f, ZLINK_PROTOCOL_ERROR_ZMTP_UNSPECIFIED);
+    }
+    current_case = "";
+
+    /* A 32 KiB property in READY passes; then a 1 MiB message. */
+    enum { VALUE = 32 * 1024, BIG = 1024 * 1024 };
+    size_t props_len = 16 + 6 + 1 + 5 + 4 + VALUE;
+    uint8_t *wire = malloc(GREETING_SIZE + 9 + 6 + props_len + 9 + BIG);
+    ck_assert_ptr_nonnull(wire);
+    make_greeting(wire, 1, "NULL");
+    size_t at = GREETING_SIZE;
+    at += put_header(wire + at, FLAG_COMMAND, 6 + props_len, true);
+    memcpy(wire + at,
+           "\x05READY\x0bSocket-Type\x00\x00\x00\x06"
+           "DEALER",
+           6 + 22);
+    at += 6 + 22;
+    memcpy(wire + at, "\x05X-Big", 6);
+    at += 6;
+    wire[at++] = 0;
+    wire[at++] = 0;
+    wire[at++] = (uint8_t)(VALUE >> 8);
+    wire[at++] = (uint8_t)VALUE;
+    memset(wire + at, 'v', VALUE);
+    at += VALUE;
+    at += put_header(wire + at, 0, BIG, true);
+    memset(wire + at, 'm', BIG);
+    at += BIG;
+    raw_fd fd = raw_connect(f.port);
+    raw_send(fd, wire, at);
+    expect_zlink_greeting(fd);
+    expect_ready(fd, "ROUTER");
+    char id[16];
+    ck_assert_int_gt(zlink_recv(f.router, id, sizeof id, 0), 0);
+    zlink_msg_t msg;
+    zlink_msg_init(&msg);
+    ck_assert_int_eq(zlink_msg_recv(&msg, f.router, 0), BIG);
+    ck_assert_str_eq(zlink_msg_gets(&msg, "Socket-Type"), "DEALER");
+    zlink_msg_close(&msg);
+    free(wire);
+    raw_close(fd);
+    wait_disconnect(&f);
+    fx_teardown(&f);
+}
+END_TEST
+
 /* Without MAXMSGSIZE, a size that cannot be a message at all. */
 START_TEST(impossible_frame_size)
 {
@@ -741,8 +804,9 @@ START_TEST(malformed_commands)
     static const uint8_t data_more[] = {FLAG_MORE, 1, 'h'};
     bad_peer(&f, out, greeting_then(out, data_more, sizeof data_more));
     expect_protocol_failure(&f, ZLINK_PROTOCOL_ERROR_ZMTP_UNEXPECTED_COMMAND);
-    /* A data frame big enough to be read straight into its message. */
-    size_t big = 100000;
+    /* A data frame big enough to be read straight into its message, and
+     * under the handshake's frame bound (handshake_frames_are_bounded). */
+    size_t big = 60000;
     uint8_t *big_frame = calloc(1, GREETING_SIZE + 9 + big);
     ck_assert_ptr_nonnull(big_frame);
     make_greeting(big_frame, 1, "NULL");
@@ -2007,6 +2071,7 @@ Suite *bad_input_suite(void)
     tcase_add_test(bad, reserved_flag_bits);
     tcase_add_test(bad, oversized_frames);
     tcase_add_test(bad, impossible_frame_size);
+    tcase_add_test(bad, handshake_frames_are_bounded);
     tcase_add_test(bad, wrong_socket_type);
     tcase_add_test(bad, unknown_socket_type);
     tcase_add_test(bad, malformed_ready);

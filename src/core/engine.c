@@ -253,6 +253,8 @@ static void become_active(zl_engine *e, const zl_blob *peer_routing_id)
 {
     set_state(e, ZL_ENGINE_ACTIVE);
     zl_timer_stop(e->loop, &e->handshake_timer);
+    /* The peer is admitted: MAXMSGSIZE alone bounds what it sends now. */
+    zl_decoder_set_max_frame(&e->decoder, -1);
     if (e->heartbeat_ivl > 0 && zl_engine_speaks_commands(e))
         zl_timer_start(e->loop, &e->heartbeat_timer,
                        (uint64_t)e->heartbeat_ivl);

@@ -70,11 +70,18 @@ static bool ensure_in_buf_writable(zl_engine *e)
     return acquire_in_buf(e);
 }
 
+/* The largest frame before the connection is ACTIVE. Handshake commands
+ * (READY, HELLO, INITIATE) are small; without this bound, a peer could fill
+ * memory with one during HANDSHAKE_IVL, before it is even admitted, when
+ * MAXMSGSIZE is left unlimited (its default). */
+#define HANDSHAKE_FRAME_MAX (64 * 1024)
+
 void zl_engine_init_input(zl_engine *e, const zl_options *options)
 {
     e->read_buffer_want = READ_BUFFER_SIZE;
     zl_decoder_init(&e->decoder, options->maxmsgsize);
     zl_decoder_set_max_parts(&e->decoder, options->maxmsgparts);
+    zl_decoder_set_max_frame(&e->decoder, HANDSHAKE_FRAME_MAX);
     zlink_msg_init(&e->stalled);
 }
 

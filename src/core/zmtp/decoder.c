@@ -39,6 +39,7 @@ void zl_decoder_init(zl_decoder *d, int64_t max_msg_size)
     memset(d, 0, sizeof *d);
     d->max_msg_size = max_msg_size;
     d->max_msg_parts = -1;
+    d->max_frame_size = -1;
     d->error = ZL_DECODE_ERR_NONE;
     start_header(d);
 }
@@ -46,6 +47,11 @@ void zl_decoder_init(zl_decoder *d, int64_t max_msg_size)
 void zl_decoder_set_max_parts(zl_decoder *d, int64_t max_msg_parts)
 {
     d->max_msg_parts = max_msg_parts;
+}
+
+void zl_decoder_set_max_frame(zl_decoder *d, int64_t max_frame_size)
+{
+    d->max_frame_size = max_frame_size;
 }
 
 void zl_decoder_destroy(zl_decoder *d)
@@ -128,6 +134,8 @@ static bool over_max_parts(const zl_decoder *d, uint8_t frame_flags)
 static bool size_too_large(const zl_decoder *d, uint64_t size)
 {
     if (size > (uint64_t)INT64_MAX)
+        return true;
+    if (d->max_frame_size >= 0 && size > (uint64_t)d->max_frame_size)
         return true;
 #if SIZE_MAX < UINT64_MAX
     if (size > SIZE_MAX)

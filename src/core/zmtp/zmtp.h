@@ -97,6 +97,8 @@ typedef struct zl_decoder {
     /* Limits on a whole message, all its parts together; -1: none. */
     int64_t max_msg_size;
     int64_t max_msg_parts;
+    /* A limit on each frame, commands included; -1: none. */
+    int64_t max_frame_size;
     zl_decode_error error;
     /* private */
     int state;
@@ -119,6 +121,9 @@ typedef struct zl_decoder {
 void zl_decoder_init(zl_decoder *d, int64_t max_msg_size);
 /* The most parts a message may have (-1: no limit). */
 void zl_decoder_set_max_parts(zl_decoder *d, int64_t max_msg_parts);
+/* The largest frame, command or not (-1: no limit): what a handshake
+ * allows, before MAXMSGSIZE alone bounds messages. */
+void zl_decoder_set_max_frame(zl_decoder *d, int64_t max_frame_size);
 void zl_decoder_destroy(zl_decoder *d);
 /* Between two messages: no frame begun, and no part of a message taken. */
 bool zl_decoder_at_message_start(const zl_decoder *d);
