@@ -109,8 +109,8 @@ extern "C" {
 ZLINK_EXPORT int zlink_errno(void);
 ZLINK_EXPORT const char *zlink_strerror(int errnum);
 ZLINK_EXPORT void zlink_version(int *major, int *minor, int *patch);
-/* 1 if the capability ("ipc", "tls", "ws", "wss") is built in; 0 for any
- * other name, libzmq's "curve", "gssapi", "pgm" and "draft" included. */
+/* 1 if the capability ("ipc", "tls", "ws", "wss", "curve") is built in; 0
+ * for any other name, libzmq's "gssapi", "pgm" and "draft" included. */
 ZLINK_EXPORT int zlink_has(const char *capability);
 
 /* Context. */
@@ -269,10 +269,11 @@ ZLINK_EXPORT const char *zlink_msg_gets(const zlink_msg_t *msg,
 #define ZLINK_XPUB_VERBOSE 40
 #define ZLINK_IPV6 42
 /* int, read-only: the ZMTP security mechanism, ZLINK_NULL unless a PLAIN
- * credential is set. zlink secures connections with TLS, under ZMTP. */
+ * or CURVE option is set. TLS (tls://, wss://) works under any of them. */
 #define ZLINK_MECHANISM 43
 #define ZLINK_NULL 0
 #define ZLINK_PLAIN 1
+#define ZLINK_CURVE 2
 /* int: 1 makes the socket a PLAIN server, which asks the ZAP handler the
  * application bound at inproc://zeromq.zap.01 about every client (and
  * refuses them all while none is bound); 0 goes back to NULL. */
@@ -283,6 +284,17 @@ ZLINK_EXPORT const char *zlink_msg_gets(const zlink_msg_t *msg,
  * use them over tls:// or a trusted network. */
 #define ZLINK_PLAIN_USERNAME 45
 #define ZLINK_PLAIN_PASSWORD 46
+/* CURVE (ZMTP-CURVE, rfc.zeromq.org spec 26), as in libzmq, in builds with
+ * zlink_has("curve"). int: 1 makes the socket a CURVE server, which needs
+ * its SECRETKEY and asks the ZAP handler about each client when one is
+ * bound; 0 goes back to NULL. */
+#define ZLINK_CURVE_SERVER 47
+/* Keys, 32 bytes binary or 40 Z85 characters (41 with a NUL). A client
+ * sets its own PUBLICKEY and SECRETKEY, and the server's SERVERKEY, which
+ * makes it a CURVE client. Read back as 32 bytes, or as Z85 into 41. */
+#define ZLINK_CURVE_PUBLICKEY 48
+#define ZLINK_CURVE_SECRETKEY 49
+#define ZLINK_CURVE_SERVERKEY 50
 /* string, up to 255 bytes: the domain a PLAIN server names in its ZAP
  * requests. Set on a NULL-mechanism socket, it has the ZAP handler asked
  * about each peer too, when one is bound (tcp, ipc, tls), as in libzmq. */
@@ -437,13 +449,16 @@ ZLINK_EXPORT const char *zlink_msg_gets(const zlink_msg_t *msg,
 #define ZLINK_PROTOCOL_ERROR_ZMTP_UNSPECIFIED 0x10000000
 #define ZLINK_PROTOCOL_ERROR_ZMTP_UNEXPECTED_COMMAND 0x10000001
 #define ZLINK_PROTOCOL_ERROR_ZMTP_INVALID_SEQUENCE 0x10000002
+#define ZLINK_PROTOCOL_ERROR_ZMTP_KEY_EXCHANGE 0x10000003
 #define ZLINK_PROTOCOL_ERROR_ZMTP_MALFORMED_COMMAND_UNSPECIFIED 0x10000011
+#define ZLINK_PROTOCOL_ERROR_ZMTP_MALFORMED_COMMAND_MESSAGE 0x10000012
 #define ZLINK_PROTOCOL_ERROR_ZMTP_MALFORMED_COMMAND_HELLO 0x10000013
 #define ZLINK_PROTOCOL_ERROR_ZMTP_MALFORMED_COMMAND_INITIATE 0x10000014
 #define ZLINK_PROTOCOL_ERROR_ZMTP_MALFORMED_COMMAND_ERROR 0x10000015
 #define ZLINK_PROTOCOL_ERROR_ZMTP_MALFORMED_COMMAND_READY 0x10000016
 #define ZLINK_PROTOCOL_ERROR_ZMTP_MALFORMED_COMMAND_WELCOME 0x10000017
 #define ZLINK_PROTOCOL_ERROR_ZMTP_INVALID_METADATA 0x10000018
+#define ZLINK_PROTOCOL_ERROR_ZMTP_CRYPTOGRAPHIC 0x11000001
 #define ZLINK_PROTOCOL_ERROR_ZMTP_MECHANISM_MISMATCH 0x11000002
 /* A PLAIN server's ZAP handler answered wrongly, or went away. */
 #define ZLINK_PROTOCOL_ERROR_ZAP_UNSPECIFIED 0x20000000
@@ -636,6 +651,16 @@ ZLINK_EXPORT void zlink_atomic_counter_destroy(void **counter_p);
 ZLINK_EXPORT char *zlink_z85_encode(char *dest, const uint8_t *data,
                                     size_t size);
 ZLINK_EXPORT uint8_t *zlink_z85_decode(uint8_t *dest, const char *string);
+
+/* CURVE keys (ZMTP-CURVE, rfc.zeromq.org spec 26) as libzmq makes them: a
+ * new X25519 key pair, or the public key of a secret one, each 40 Z85
+ * characters and a NUL (41 bytes). Return 0, or -1 with errno ENOTSUP in
+ * a build without CURVE (zlink_has("curve") is 0), or EINVAL for a secret
+ * key that is not Z85. */
+ZLINK_EXPORT int zlink_curve_keypair(char *z85_public_key,
+                                     char *z85_secret_key);
+ZLINK_EXPORT int zlink_curve_public(char *z85_public_key,
+                                    const char *z85_secret_key);
 
 #ifdef __cplusplus
 }

@@ -57,6 +57,7 @@ static void maybe_free(zl_engine *e)
         zl_metadata_release_n(e->metadata, e->metadata_credit + 1);
     free(e->routing_id);
     zl_engine_release_plain(e);
+    zl_engine_release_curve(e);
     free(e);
 }
 
@@ -221,7 +222,7 @@ static void start_protocol(zl_engine *e)
             zl_stream_framing(e->stream) == ZL_FRAMING_ZWS_RAW;
         e->peer_minor = 0;
         set_state(e, ZL_ENGINE_HANDSHAKE);
-        if (zl_engine_mechanism_is_plain(e)) {
+        if (zl_engine_mechanism_is_plain(e) || e->curve) {
             /* Never a silent fall back to NULL: ws carries NULL only. */
             zl_engine_protocol_error(
                 e, ZLINK_PROTOCOL_ERROR_ZMTP_MECHANISM_MISMATCH);
@@ -464,7 +465,9 @@ zl_engine *zl_engine_create(zl_session *session, zl_loop *loop,
         }
         *e->routing_id = *options->routing_id;
     }
-    if (!e->raw && !zl_engine_init_plain(e, options)) {
+    if (!e->raw && (!zl_engine_init_plain(e, options) ||
+                    !zl_engine_init_curve(e, options))) {
+        zl_engine_release_plain(e);
         free(e->routing_id);
         free(e);
         return NULL;

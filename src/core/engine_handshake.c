@@ -16,13 +16,16 @@
 
 static const char *mechanism_name(const zl_engine *e)
 {
-    return zl_engine_mechanism_is_plain(e) ? "PLAIN" : "NULL";
+    return e->curve                          ? "CURVE"
+           : zl_engine_mechanism_is_plain(e) ? "PLAIN"
+                                             : "NULL";
 }
 
 bool zl_engine_queue_greeting(zl_engine *e)
 {
     uint8_t greeting[ZL_GREETING_SIZE];
-    zl_greeting_encode(greeting, mechanism_name(e), zl_engine_plain_server(e));
+    zl_greeting_encode(greeting, mechanism_name(e),
+                       zl_engine_plain_server(e) || zl_engine_curve_server(e));
     return zl_engine_queue_bytes(e, greeting, sizeof greeting);
 }
 
@@ -33,6 +36,8 @@ bool zl_engine_queue_ready(zl_engine *e)
     const uint8_t *id = e->routing_id ? e->routing_id->data : NULL;
     size_t id_len = e->routing_id ? e->routing_id->len : 0;
     size_t len;
+    if (e->curve)
+        return zl_engine_curve_queue_ready(e);
     if (e->routing_id_first) {
         len = zl_frame_header_encode(ready, 0, id_len);
         if (id_len)
@@ -46,6 +51,8 @@ bool zl_engine_queue_ready(zl_engine *e)
 
 bool zl_engine_queue_mechanism_start(zl_engine *e)
 {
+    if (e->curve)
+        return zl_engine_curve_start(e);
     return e->plain ? zl_engine_plain_start(e) : zl_engine_queue_ready(e);
 }
 
@@ -173,6 +180,7 @@ void zl_engine_accept_properties(zl_engine *e, const uint8_t *data, size_t len,
         return;
     }
     zl_engine_plain_add_metadata(e, &props.metadata);
+    zl_engine_curve_add_metadata(e, &props.metadata);
     make_metadata(e, &props.metadata);
     if (answer_ready && !zl_engine_queue_ready(e)) {
         zl_engine_fail_io(e, -ENOMEM);
@@ -236,6 +244,8 @@ bool zl_engine_handshake_frame(zl_engine *e, zlink_msg_t *msg)
     size_t body_len = zlink_msg_size(msg);
     if (e->plain)
         zl_engine_plain_command(e, body, body_len);
+    else if (e->curve)
+        zl_engine_curve_command(e, body, body_len);
     else if (zl_command_parse(body, body_len, &name, &name_len, &data,
                               &data_len) != 0)
         zl_engine_protocol_error(

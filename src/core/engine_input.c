@@ -79,7 +79,9 @@ static bool ensure_in_buf_writable(zl_engine *e)
 void zl_engine_init_input(zl_engine *e, const zl_options *options)
 {
     e->read_buffer_want = READ_BUFFER_SIZE;
-    zl_decoder_init(&e->decoder, options->maxmsgsize);
+    zl_decoder_init(&e->decoder,
+                    e->curve ? zl_engine_curve_frame_max(options->maxmsgsize)
+                             : options->maxmsgsize);
     zl_decoder_set_max_parts(&e->decoder, options->maxmsgparts);
     zl_decoder_set_max_frame(&e->decoder, HANDSHAKE_FRAME_MAX);
     zlink_msg_init(&e->stalled);
@@ -182,6 +184,8 @@ static bool on_frame(zl_engine *e, zlink_msg_t *msg)
     e->frames_this_read++;
     if (e->state != ZL_ENGINE_ACTIVE)
         return zl_engine_handshake_frame(e, msg);
+    if (e->curve && !zl_engine_curve_open(e, msg))
+        return false;
     if (zl_msg_flags(msg) & ZL_MSG_COMMAND)
         return on_command(e, msg);
     return zl_engine_push_input(e, msg);
@@ -303,8 +307,8 @@ void zl_engine_read_completed(zl_engine *e, int status, size_t bytes)
 static void open_recv_port(zl_engine *e)
 {
     if (!ZL_BACKEND_TRY_READ || e->state != ZL_ENGINE_ACTIVE || !e->session ||
-        e->routing_id_first || !e->recv_port_fits || e->heartbeat_ivl > 0 ||
-        zl_timer_active(&e->heartbeat_deadline) ||
+        e->routing_id_first || e->curve || !e->recv_port_fits ||
+        e->heartbeat_ivl > 0 || zl_timer_active(&e->heartbeat_deadline) ||
         !zl_decoder_at_message_start(&e->decoder))
         return;
     zl_handle *handle = zl_stream_plain_handle(e->stream);

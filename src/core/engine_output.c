@@ -186,11 +186,39 @@ static bool encode_raw(zl_engine *e, zlink_msg_t *msg)
     return true;
 }
 
+/* A CURVE connection's part, sealed into the output buffer: encryption
+ * writes new bytes, so nothing goes out zero-copy. */
+static bool encode_sealed(zl_engine *e, zlink_msg_t *msg)
+{
+    const char *command;
+    size_t skip = subscription_prefix(e, msg, &command);
+    uint8_t name[16];
+    size_t name_len = 0;
+    uint8_t flags = zl_msg_flags(msg) & ZL_MSG_MORE;
+    if (command) {
+        flags = ZL_MSG_COMMAND;
+        name_len = strlen(command);
+        name[0] = (uint8_t)name_len;
+        memcpy(name + 1, command, name_len);
+        name_len += 1;
+    }
+    const uint8_t *body = zlink_msg_data(msg);
+    size_t size = zlink_msg_size(msg) - skip;
+    if (!ensure_out_capacity(e, zl_engine_curve_sealed_size(name_len + size)))
+        return false;
+    e->out_len += zl_engine_curve_seal(e, e->out_buf + e->out_len, flags, name,
+                                       name_len, body + skip, size);
+    zlink_msg_close(msg);
+    return true;
+}
+
 /* Encodes one part; false when the batch has no room left for it. */
 static bool encode_part(zl_engine *e, zlink_msg_t *msg)
 {
     if (e->raw)
         return encode_raw(e, msg);
+    if (e->curve)
+        return encode_sealed(e, msg);
     /* The usual part: a copied body that is not a subscription. */
     uint8_t msg_flags = zl_msg_flags(msg);
     size_t msg_size = zlink_msg_size(msg);
@@ -335,7 +363,8 @@ static void finish_direct_write(zl_engine *e)
 static void open_direct_port(zl_engine *e)
 {
     if (!ZL_BACKEND_TRY_WRITE || e->state != ZL_ENGINE_ACTIVE || !e->session ||
-        e->pipe_closed || e->has_stalled_out || !zl_engine_speaks_commands(e))
+        e->pipe_closed || e->has_stalled_out || !zl_engine_speaks_commands(e) ||
+        e->curve)
         return;
     zl_handle *handle = zl_stream_plain_handle(e->stream);
     if (!handle)
@@ -420,7 +449,20 @@ void zl_engine_queue_command(zl_engine *e, const char *name, const void *data,
     if (!zl_engine_speaks_commands(e))
         return; /* a raw or plain ZWS2.0 peer knows no commands */
     uint8_t command[ZL_ENGINE_COMMAND_ROOM];
-    size_t n = zl_command_encode(command, sizeof command, name, data, len);
+    size_t n;
+    if (e->curve && e->state == ZL_ENGINE_ACTIVE) {
+        /* Sealed as a part with the command flag, as libzmq sends them. */
+        uint8_t prefix[1 + UINT8_MAX];
+        size_t name_len = strlen(name);
+        if (zl_engine_curve_sealed_size(1 + name_len + len) > sizeof command)
+            return;
+        prefix[0] = (uint8_t)name_len;
+        memcpy(prefix + 1, name, name_len);
+        n = zl_engine_curve_seal(e, command, ZL_MSG_COMMAND, prefix,
+                                 1 + name_len, data, len);
+    } else {
+        n = zl_command_encode(command, sizeof command, name, data, len);
+    }
     zl_engine_queue_bytes(e, command, n);
 }
 

@@ -106,7 +106,7 @@ static bool ask_zap(zl_engine *e, const char *mechanism,
     return zl_session_ask_zap(e->session, &request) == 0;
 }
 
-static void refuse_without_handler(zl_engine *e)
+void zl_engine_zap_refuse_unbound(zl_engine *e)
 {
     zl_monitor_event(zl_session_socket(e->session),
                      ZLINK_EVENT_HANDSHAKE_FAILED_NO_DETAIL, EFAULT,
@@ -122,7 +122,7 @@ static bool null_zap_start(zl_engine *e)
     if (ask_zap(e, "NULL", NULL, NULL))
         return true;
     if (e->plain->enforce_domain) {
-        refuse_without_handler(e);
+        zl_engine_zap_refuse_unbound(e);
         return true;
     }
     zl_engine_release_plain(e);
@@ -229,7 +229,7 @@ static void on_hello(zl_engine *e, const uint8_t *data, size_t len)
         return;
     }
     if (!ask_zap(e, "PLAIN", &p->username, &p->password)) {
-        refuse_without_handler(e);
+        zl_engine_zap_refuse_unbound(e);
         return;
     }
     /* The password is not needed again. */
@@ -280,24 +280,18 @@ static void hold_ready(zl_engine *e, const uint8_t *data, size_t len)
     memcpy(copy + 1, data, len);
 }
 
-void zl_engine_zap_replied(zl_engine *e, zl_zap_reply *reply, uint32_t reason)
+bool zl_engine_zap_admits(zl_engine *e, zl_zap_reply *reply, uint32_t reason)
 {
-    zl_plain *p = e->plain;
-    if (e->state != ZL_ENGINE_HANDSHAKE || !p || p->step != WAIT_ZAP) {
-        if (reply)
-            zlink_msg_close(&reply->metadata);
-        return;
-    }
     if (!reply) {
         zl_engine_protocol_error(e, reason);
-        return;
+        return false;
     }
     if (zl_properties_parse(zlink_msg_data(&reply->metadata),
                             zlink_msg_size(&reply->metadata), any_property,
                             NULL) < 0) {
         zlink_msg_close(&reply->metadata);
         zl_engine_protocol_error(e, ZLINK_PROTOCOL_ERROR_ZAP_INVALID_METADATA);
-        return;
+        return false;
     }
     if (reply->status != 200) {
         /* Refused: the client hears the code, and so does the monitor. */
@@ -309,8 +303,25 @@ void zl_engine_zap_replied(zl_engine *e, zl_zap_reply *reply, uint32_t reason)
             (uint64_t)reply->status, zl_session_endpoint(e->session));
         zl_engine_args args = {.error_reason = code};
         zl_engine_dispatch(e, ZL_ENGINE_PEER_REJECTED, &args);
+        return false;
+    }
+    return true;
+}
+
+void zl_engine_zap_replied(zl_engine *e, zl_zap_reply *reply, uint32_t reason)
+{
+    zl_plain *p = e->plain;
+    if (e->curve) {
+        zl_engine_curve_zap_replied(e, reply, reason);
         return;
     }
+    if (e->state != ZL_ENGINE_HANDSHAKE || !p || p->step != WAIT_ZAP) {
+        if (reply)
+            zlink_msg_close(&reply->metadata);
+        return;
+    }
+    if (!zl_engine_zap_admits(e, reply, reason))
+        return;
     p->user_id = reply->user_id;
     p->admitted = true;
     zlink_msg_move(&p->zap_metadata, &reply->metadata);

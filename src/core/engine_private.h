@@ -102,6 +102,9 @@ struct zl_engine {
     /* PLAIN, either side (engine_handshake.c): NULL under the NULL
      * mechanism and once the handshake is over. */
     struct zl_plain *plain;
+    /* CURVE, either side (engine_curve.c): NULL under other mechanisms. It
+     * lives as long as the connection: every frame is sealed. */
+    struct zl_curve *curve;
     int handshake_ivl;
     int heartbeat_ivl, heartbeat_ttl, heartbeat_timeout;
     int pending_ops;
@@ -213,8 +216,45 @@ bool zl_engine_plain_start(zl_engine *e);
 void zl_engine_plain_command(zl_engine *e, const uint8_t *body, size_t len);
 /* A server's User-Id and the ZAP handler's properties, for the metadata. */
 void zl_engine_plain_add_metadata(zl_engine *e, zl_metadata_builder *b);
+/* The ZAP handler's reply, which PLAIN, CURVE and NULL read alike: true
+ * when it admits the peer (reply's User-Id and metadata are the caller's);
+ * otherwise the connection is failing, the peer told why. */
+struct zl_zap_reply;
+bool zl_engine_zap_admits(zl_engine *e, struct zl_zap_reply *reply,
+                          uint32_t reason);
+/* No handler is bound where one must be: refused, with EFAULT. */
+void zl_engine_zap_refuse_unbound(zl_engine *e);
 bool zl_engine_consume_greeting(zl_engine *e);
 bool zl_engine_handshake_frame(zl_engine *e, zlink_msg_t *msg);
+
+/* engine_curve.c: CURVE, either side. A build without CURVE refuses its
+ * options (options.c), so e->curve stays NULL, and these are never reached
+ * beyond init and release. */
+typedef struct zl_curve zl_curve;
+bool zl_engine_init_curve(zl_engine *e, const zl_options *options);
+void zl_engine_release_curve(zl_engine *e);
+bool zl_engine_curve_server(const zl_engine *e);
+/* The decoder's frame limit for MAXMSGSIZE: a sealed part is larger. */
+int64_t zl_engine_curve_frame_max(int64_t max_msg_size);
+/* A client's HELLO (a server waits for it). */
+bool zl_engine_curve_start(zl_engine *e);
+/* A command before the connection is ACTIVE. */
+void zl_engine_curve_command(zl_engine *e, const uint8_t *body, size_t len);
+/* A server's READY, sealed. */
+bool zl_engine_curve_queue_ready(zl_engine *e);
+void zl_engine_curve_zap_replied(zl_engine *e, struct zl_zap_reply *reply,
+                                 uint32_t reason);
+void zl_engine_curve_add_metadata(zl_engine *e, zl_metadata_builder *b);
+/* The most bytes a part of payload bytes takes sealed, frame included. */
+size_t zl_engine_curve_sealed_size(size_t payload);
+/* Seals one part (its flags, then prefix and body, as one plaintext) into
+ * a MESSAGE frame at out; returns the frame's length. */
+size_t zl_engine_curve_seal(zl_engine *e, uint8_t *out, uint8_t msg_flags,
+                            const uint8_t *prefix, size_t prefix_len,
+                            const uint8_t *body, size_t body_len);
+/* Replaces a MESSAGE frame with the part it seals; false, with the
+ * connection failing, when it is not one or not authentic. */
+bool zl_engine_curve_open(zl_engine *e, zlink_msg_t *msg);
 
 /* engine_raw.c: a STREAM socket's connection. */
 /* The session's pipe, and the empty message that announces the peer. */

@@ -102,5 +102,9 @@ int zlink_has(const char *capability)
     if (strcmp(capability, "wss") == 0)
         return 1;
 #endif
+#if defined(ZLINK_HAVE_CURVE)
+    if (strcmp(capability, "curve") == 0)
+        return 1;
+#endif
     return strcmp(capability, "ipc") == 0 && zl_backend_has_ipc();
 }

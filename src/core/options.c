@@ -126,6 +126,47 @@ static int set_plain_credential(zl_options *o, zl_blob **field, const void *val,
     return 0;
 }
 
+#if defined(ZLINK_HAVE_CURVE)
+/* A CURVE key as libzmq takes it: 32 bytes, or 40 Z85 characters with or
+ * without a NUL. Setting one makes the socket use CURVE. */
+static int set_curve_key(zl_options *o, uint8_t key[32], const void *val,
+                         size_t len)
+{
+    char z85[41];
+    uint8_t decoded[32];
+    if (val && len == 32) {
+        memcpy(key, val, 32);
+    } else if (val &&
+               (len == 40 || (len == 41 && ((const char *)val)[40] == '\0'))) {
+        memcpy(z85, val, 40);
+        z85[40] = '\0';
+        if (!zlink_z85_decode(decoded, z85))
+            return -1;
+        memcpy(key, decoded, 32);
+    } else {
+        errno = EINVAL;
+        return -1;
+    }
+    o->mechanism = ZLINK_CURVE;
+    return 0;
+}
+
+/* Read back as 32 bytes, or as Z85 into 41. */
+static int put_curve_key(void *val, size_t *len, const uint8_t key[32])
+{
+    if (val && len && *len == 32) {
+        memcpy(val, key, 32);
+        return 0;
+    }
+    if (val && len && *len == 41) {
+        zlink_z85_encode(val, key, 32);
+        return 0;
+    }
+    errno = EINVAL;
+    return -1;
+}
+#endif
+
 /* A string option read back with its NUL; NULL reads as "". */
 static int put_string(void *val, size_t *len, const char *s)
 {
@@ -363,6 +404,30 @@ int zl_options_set(zl_options *o, int option, const void *val, size_t len)
         o->mechanism = v == 1 ? ZLINK_PLAIN : ZLINK_NULL;
         return 0;
     }
+#if defined(ZLINK_HAVE_CURVE)
+    case ZLINK_CURVE_SERVER: {
+        int v;
+        if (zl_option_int(val, len, &v) != 0)
+            return -1;
+        if (v != 0 && v != 1) {
+            errno = EINVAL;
+            return -1;
+        }
+        o->curve_server = v == 1;
+        o->mechanism = v == 1 ? ZLINK_CURVE : ZLINK_NULL;
+        return 0;
+    }
+    case ZLINK_CURVE_PUBLICKEY:
+        return set_curve_key(o, o->curve_public_key, val, len);
+    case ZLINK_CURVE_SECRETKEY:
+        return set_curve_key(o, o->curve_secret_key, val, len);
+    case ZLINK_CURVE_SERVERKEY:
+        /* A server's key makes this socket its client, as in libzmq. */
+        if (set_curve_key(o, o->curve_server_key, val, len) != 0)
+            return -1;
+        o->curve_server = false;
+        return 0;
+#endif
     case ZLINK_ZAP_DOMAIN:
         return zl_string_option_set(&o->zap_domain, val, len, 255);
     case ZLINK_ZAP_ENFORCE_DOMAIN:
@@ -392,6 +457,17 @@ int zl_options_get(const zl_options *o, int option, void *val, size_t *len)
     case ZLINK_PLAIN_SERVER:
         return zl_option_put_int(
             val, len, o->plain_server && o->mechanism == ZLINK_PLAIN);
+#if defined(ZLINK_HAVE_CURVE)
+    case ZLINK_CURVE_SERVER:
+        return zl_option_put_int(
+            val, len, o->curve_server && o->mechanism == ZLINK_CURVE);
+    case ZLINK_CURVE_PUBLICKEY:
+        return put_curve_key(val, len, o->curve_public_key);
+    case ZLINK_CURVE_SECRETKEY:
+        return put_curve_key(val, len, o->curve_secret_key);
+    case ZLINK_CURVE_SERVERKEY:
+        return put_curve_key(val, len, o->curve_server_key);
+#endif
     case ZLINK_ZAP_DOMAIN:
         return put_string(val, len, o->zap_domain);
     case ZLINK_ZAP_ENFORCE_DOMAIN:

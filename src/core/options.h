@@ -41,6 +41,9 @@ typedef struct zl_options {
      * offers PLAIN's client side only). NULL while unset. */
     int mechanism;
     bool plain_server; /* ZLINK_PLAIN_SERVER: the server's side of it */
+    bool curve_server; /* ZLINK_CURVE_SERVER */
+    /* ZLINK_CURVE_*KEY, binary; zeros while unset, as in libzmq. */
+    uint8_t curve_public_key[32], curve_secret_key[32], curve_server_key[32];
     zl_blob *plain_username, *plain_password;
     char *zap_domain; /* ZLINK_ZAP_DOMAIN; NULL: "" */
     bool zap_enforce_domain; /* ZLINK_ZAP_ENFORCE_DOMAIN */

@@ -32,17 +32,19 @@ bool zl_zap_send_request(zl_pipe *p, const zl_zap_request *r)
 {
     /* The empty delimiter first, as a REQ would: the handler is usually a
      * REP. The request id is always "1": one request per pipe. */
-    bool ok =
-        write_frame(p, NULL, 0, true) && write_frame(p, "1.0", 3, true) &&
-        write_frame(p, "1", 1, true) &&
-        write_frame(p, r->domain, strlen(r->domain), true) &&
-        write_frame(p, r->address, strlen(r->address), true) &&
-        write_blob(p, r->identity, true) &&
-        write_frame(p, r->mechanism, strlen(r->mechanism), r->username != NULL);
+    bool ok = write_frame(p, NULL, 0, true) && write_frame(p, "1.0", 3, true) &&
+              write_frame(p, "1", 1, true) &&
+              write_frame(p, r->domain, strlen(r->domain), true) &&
+              write_frame(p, r->address, strlen(r->address), true) &&
+              write_blob(p, r->identity, true) &&
+              write_frame(p, r->mechanism, strlen(r->mechanism),
+                          r->username != NULL || r->curve_key != NULL);
     /* NULL's request ends at the mechanism: it has no credentials. */
     if (ok && r->username)
         ok = write_blob(p, r->username, true) &&
              write_blob(p, r->password, false);
+    else if (ok && r->curve_key)
+        ok = write_frame(p, r->curve_key, 32, false);
     if (!ok) {
         zl_pipe_rollback(p);
         return false;

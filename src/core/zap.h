@@ -15,9 +15,10 @@ typedef struct zl_zap_request {
     const char *domain;      /* ZAP_DOMAIN; "" when unset */
     const char *address;     /* the peer's address, as Peer-Address */
     const zl_blob *identity; /* our ROUTING_ID; NULL when unset */
-    const char *mechanism;   /* "PLAIN" or "NULL" */
-    const zl_blob *username; /* PLAIN's credentials; NULL for NULL */
+    const char *mechanism;   /* "PLAIN", "CURVE" or "NULL" */
+    const zl_blob *username; /* PLAIN's credentials; NULL otherwise */
     const zl_blob *password;
+    const uint8_t *curve_key; /* CURVE's: the client's 32-byte public key */
 } zl_zap_request;
 
 typedef struct zl_zap_reply {

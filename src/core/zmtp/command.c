@@ -119,38 +119,55 @@ size_t zl_ready_encode(uint8_t *out, size_t cap, int socket_type,
                                       identity_len);
 }
 
-size_t zl_metadata_command_encode(uint8_t *out, size_t cap, const char *name,
-                                  int socket_type, const void *identity,
-                                  size_t identity_len)
+/* As libzmq: the types that route by identity always announce one, even
+ * empty; peers log or match on the property's presence. */
+static bool with_identity(int socket_type, size_t identity_len)
+{
+    return identity_len > 0 || zl_socket_type_announces_identity(socket_type);
+}
+
+size_t zl_properties_encode(uint8_t *out, size_t cap, int socket_type,
+                            const void *identity, size_t identity_len)
 {
     const char *type_name = zl_socket_type_name(socket_type);
     if (type_name == NULL)
         return 0;
     size_t type_len = strlen(type_name);
-    size_t body_size =
-        1 + strlen(name) + property_size("Socket-Type", type_len);
-    /* As libzmq: the types that route by identity always announce one, even
-     * empty; peers log or match on the property's presence. */
-    bool with_identity =
-        identity_len > 0 || zl_socket_type_announces_identity(socket_type);
-    if (with_identity) {
+    size_t size = property_size("Socket-Type", type_len);
+    if (with_identity(socket_type, identity_len)) {
         size_t identity_size = property_size("Identity", identity_len);
         if (identity_size == 0)
             return 0;
-        body_size += identity_size;
+        size += identity_size;
     }
-    size_t frame_size = header_size_for(body_size) + body_size;
-    if (frame_size > cap)
+    if (size > cap)
         return 0;
-
-    size_t at = zl_frame_header_encode(out, ZL_FRAME_COMMAND, body_size);
-    out[at++] = (uint8_t)strlen(name);
-    memcpy(out + at, name, strlen(name));
-    at += strlen(name);
-    at += zl_property_encode(out + at, cap - at, "Socket-Type", type_name,
-                             type_len);
-    if (with_identity)
+    size_t at =
+        zl_property_encode(out, cap, "Socket-Type", type_name, type_len);
+    if (with_identity(socket_type, identity_len))
         at += zl_property_encode(out + at, cap - at, "Identity", identity,
                                  identity_len);
     return at;
+}
+
+size_t zl_metadata_command_encode(uint8_t *out, size_t cap, const char *name,
+                                  int socket_type, const void *identity,
+                                  size_t identity_len)
+{
+    uint8_t properties[ZL_PROPERTIES_MAX];
+    size_t properties_len = zl_properties_encode(
+        properties, sizeof properties, socket_type, identity, identity_len);
+    if (properties_len == 0)
+        return 0;
+    size_t name_len = strlen(name);
+    size_t body_size = 1 + name_len + properties_len;
+    size_t frame_size = header_size_for(body_size) + body_size;
+    if (frame_size > cap)
+        return 0;
+    size_t at = zl_frame_header_encode(out, ZL_FRAME_COMMAND, body_size);
+    out[at++] = (uint8_t)name_len;
+    memcpy(out + at, name, name_len);
+    at += name_len;
+    memcpy(out + at, properties, properties_len);
+    return at + properties_len;
 }

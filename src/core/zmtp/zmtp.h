@@ -185,6 +185,11 @@ size_t zl_property_encode(uint8_t *out, size_t cap, const char *name,
  * it does not fit. */
 size_t zl_ready_encode(uint8_t *out, size_t cap, int socket_type,
                        const void *identity, size_t identity_len);
+/* READY's properties alone (Socket-Type, and Identity where it means
+ * something), as CURVE boxes them; 0 if they do not fit. */
+#define ZL_PROPERTIES_MAX 300
+size_t zl_properties_encode(uint8_t *out, size_t cap, int socket_type,
+                            const void *identity, size_t identity_len);
 /* The same properties under another command name: PLAIN's INITIATE. */
 size_t zl_metadata_command_encode(uint8_t *out, size_t cap, const char *name,
                                   int socket_type, const void *identity,
