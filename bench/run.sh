@@ -19,7 +19,7 @@
 #                                   64 B, 1 KiB, 64 KiB): ws / tcp per cell
 #                                   then bench/ws_cells.sh: zlink wss beside
 #                                   zlink tls and ws, zlink ws beside libzmq ws
-#   bench/run.sh --tls              zlink tls against zlink tcp and libzmq
+#   bench/run.sh --tls              zlink tls and curve against zlink tcp and libzmq
 #                                   CURVE (PAIR, DEALER_ROUTER; 64 B, 1 KiB,
 #                                   64 KiB), and handshakes per second
 #   bench/run.sh --cross-process    the headline cells (tcp, ipc) with sender
@@ -686,10 +686,10 @@ run_trie() {
     } >"$RESULTS/trie.md"
 }
 
-# ---- encryption: zlink tls, libzmq CURVE -----------------------------------
+# ---- encryption: zlink tls, zlink and libzmq CURVE ------------------------
 
-# Medians of $RUNS alternating runs per cell (zlink tcp, zlink tls, libzmq
-# curve), then connections per second; certificates from
+# Medians of $RUNS alternating runs per cell (zlink tcp, zlink tls, zlink
+# curve, libzmq curve), then connections per second; certificates from
 # tests/tls/make_certs.sh. Writes tls.csv and tls.md.
 run_tls() {
     local certs=$RESULTS/tls-certs raw=$RESULTS/tls_runs.csv md=$RESULTS/tls.md
@@ -699,14 +699,14 @@ run_tls() {
     grep -qw aes /proc/cpuinfo 2>/dev/null && cpu_aes=yes
     grep -qs '^#define MBEDTLS_AESNI_C' /usr/include/mbedtls/config.h \
         /usr/include/mbedtls/mbedtls_config.h && mbed_aesni=yes
-    echo "== tls: zlink tls / zlink tcp / libzmq curve ($RUNS runs each;" \
+    echo "== tls: zlink tls / zlink tcp / zlink and libzmq curve ($RUNS runs each;" \
         "CPU AES: $cpu_aes, mbedTLS AESNI_C: $mbed_aesni)"
     echo "pattern,size,cell,run,msg_s" >"$raw"
     local pattern size run cell lib transport line
     for pattern in PAIR DEALER_ROUTER; do
         for size in 64 1024 65536; do
             for ((run = 1; run <= RUNS; run++)); do
-                for cell in zlink:tcp zlink:tls libzmq:curve; do
+                for cell in zlink:tcp zlink:tls zlink:curve libzmq:curve; do
                     lib=${cell%%:*} transport=${cell#*:}
                     line=$(timeout "$TIMEOUT" "$BIN_DIR/zlink_bench_$lib" \
                         --pattern "$pattern" --transport "$transport" \
@@ -727,7 +727,7 @@ run_tls() {
     # disconnects and connects again (where TLS resumes its session).
     for kind in handshakes reconnects; do
         for ((run = 1; run <= RUNS; run++)); do
-            for cell in zlink:tcp zlink:tls libzmq:curve; do
+            for cell in zlink:tcp zlink:tls zlink:curve libzmq:curve; do
                 lib=${cell%%:*} transport=${cell#*:}
                 line=$(timeout "$TIMEOUT" "$BIN_DIR/zlink_bench_$lib" \
                     --handshakes "$HANDSHAKES" --transport "$transport" \
@@ -745,8 +745,8 @@ run_tls() {
         echo "\`$COMMAND\` at $COMMIT, $STARTED: medians of $RUNS runs, msg/s."
         echo "CPU AES instructions: $cpu_aes; mbedTLS built with AESNI_C: $mbed_aesni."
         echo
-        echo "| pattern | size | zlink tcp | zlink tls | libzmq curve | tls / curve | tls / tcp |"
-        echo "| --- | ---: | ---: | ---: | ---: | ---: | ---: |"
+        echo "| pattern | size | zlink tcp | zlink tls | zlink curve | libzmq curve | tls / libzmq curve | zlink curve / libzmq curve | tls / tcp |"
+        echo "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
         awk -F, 'NR > 1 && $5 != "" { v[$1 "," $2 "," $3] = v[$1 "," $2 "," $3] " " $5; keys[$1 "," $2] = 1 }
             function median(list,   a, n, i, j, t) {
                 n = split(list, a, " ")
@@ -760,17 +760,18 @@ run_tls() {
                     k = pats[p] "," sizes[z]
                     if (!(k in keys)) continue
                     tcp = median(v[k ",zlink:tcp"]); tls = median(v[k ",zlink:tls"])
-                    cur = median(v[k ",libzmq:curve"])
-                    printf "| %s | %s | %.0f | %.0f | %.0f | %s | %s |\n", pats[p], sizes[z], tcp, tls, cur,
-                        (cur > 0 ? sprintf("%.2fx", tls / cur) : "-"), (tcp > 0 ? sprintf("%.0f%%", 100 * tls / tcp) : "-")
+                    cur = median(v[k ",libzmq:curve"]); zcur = median(v[k ",zlink:curve"])
+                    printf "| %s | %s | %.0f | %.0f | %.0f | %.0f | %s | %s | %s |\n", pats[p], sizes[z], tcp, tls, zcur, cur,
+                        (cur > 0 ? sprintf("%.2fx", tls / cur) : "-"), (cur > 0 ? sprintf("%.2fx", zcur / cur) : "-"),
+                        (tcp > 0 ? sprintf("%.0f%%", 100 * tls / tcp) : "-")
                 }
             }' "$raw"
         echo
         echo "Connections per second: handshakes = $HANDSHAKES DEALERs in turn (connect, handshake, one message, close);"
         echo "reconnects = one DEALER connecting, sending one message and disconnecting $HANDSHAKES times."
         echo
-        echo "| cell | zlink tcp | zlink tls | libzmq curve |"
-        echo "| --- | ---: | ---: | ---: |"
+        echo "| cell | zlink tcp | zlink tls | zlink curve | libzmq curve |"
+        echo "| --- | ---: | ---: | ---: | ---: |"
         awk -F, '$4 != "" { v[$1 "," $2] = v[$1 "," $2] " " $4; kinds[$1] = 1 }
             function median(list,   a, n, i, j, t) {
                 n = split(list, a, " ")
@@ -781,8 +782,9 @@ run_tls() {
             END {
                 split("handshakes reconnects", ks, " ")
                 for (k = 1; k <= 2; k++) if (ks[k] in kinds)
-                    printf "| %s | %.0f | %.0f | %.0f |\n", ks[k], median(v[ks[k] ",zlink:tcp"]),
-                        median(v[ks[k] ",zlink:tls"]), median(v[ks[k] ",libzmq:curve"])
+                    printf "| %s | %.0f | %.0f | %.0f | %.0f |\n", ks[k], median(v[ks[k] ",zlink:tcp"]),
+                        median(v[ks[k] ",zlink:tls"]), median(v[ks[k] ",zlink:curve"]),
+                        median(v[ks[k] ",libzmq:curve"])
             }' "$hs"
     } >"$md"
     cat "$md"

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # ci/vcpkg-stage.sh — what ports/zlink does, without vcpkg: configure and
-# install zlink with the port's options (default features: tls and ws),
+# install zlink with the port's options (default features: curve, tls and
+# ws),
 # static and shared, into staging prefixes; then build ci/consumer against
 # each prefix with find_package(zlink CONFIG) and with pkg-config (--static
 # for the static one), and from source with add_subdirectory; run each.
@@ -18,7 +19,7 @@ CONSUMER=$ROOT/ci/consumer
 
 # The options ports/zlink/portfile.cmake passes, vcpkg_check_features'
 # output for the default features included.
-ZLINK_PORT_OPTIONS=(-DZLINK_WITH_TLS=ON -DZLINK_WITH_WS=ON
+ZLINK_PORT_OPTIONS=(-DZLINK_WITH_CURVE=ON -DZLINK_WITH_TLS=ON -DZLINK_WITH_WS=ON
     -DZLINK_BUILD_TESTS=OFF -DZLINK_BUILD_EXAMPLES=OFF
     -DZLINK_BUILD_BENCH=OFF -DZLINK_BUILD_FUZZ=OFF)
 

@@ -26,8 +26,9 @@ endif()
 
 vcpkg_check_features(OUT_FEATURE_OPTIONS FEATURE_OPTIONS
     FEATURES
-        tls ZLINK_WITH_TLS
-        ws  ZLINK_WITH_WS
+        curve ZLINK_WITH_CURVE
+        tls   ZLINK_WITH_TLS
+        ws    ZLINK_WITH_WS
 )
 
 string(COMPARE EQUAL "${VCPKG_LIBRARY_LINKAGE}" "dynamic" ZLINK_SHARED)

@@ -769,17 +769,6 @@ size_t zl_engine_curve_seal(zl_engine *e, uint8_t *out, uint8_t msg_flags,
     return 0;
 }
 
-/* As libzmq, a MESSAGE the peer got wrong is reported as a handshake's
- * protocol error, though the handshake is over. */
-static void message_error(zl_engine *e, uint32_t reason)
-{
-    if (e->session)
-        zl_monitor_event(zl_session_socket(e->session),
-                         ZLINK_EVENT_HANDSHAKE_FAILED_PROTOCOL, reason,
-                         zl_session_endpoint(e->session));
-    zl_engine_fail(e, true);
-}
-
 bool zl_engine_curve_open(zl_engine *e, zlink_msg_t *msg)
 {
     zlink_msg_close(msg);
