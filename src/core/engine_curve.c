@@ -108,10 +108,6 @@ bool zl_engine_init_curve(zl_engine *e, const zl_options *options)
     c->nonce = 1;
     zlink_msg_init(&c->held_properties);
     zlink_msg_init(&c->zap_metadata);
-    if (zl_curve_keypair(c->transient_public, c->transient_secret) != 0) {
-        free(c);
-        return false;
-    }
     e->curve = c;
     return true;
 }
@@ -218,6 +214,8 @@ bool zl_engine_curve_start(zl_engine *e)
     zl_curve *c = e->curve;
     if (c->server)
         return true; /* the client speaks first */
+    if (zl_curve_keypair(c->transient_public, c->transient_secret) != 0)
+        return false;
     /* HELLO: version 1.0, 72 bytes of padding (so that it is as large as
      * WELCOME: no amplification), C', and Box[64 zeros](C'->S). */
     uint8_t hello[HELLO_SIZE] = {5, 'H', 'E', 'L', 'L', 'O', 1, 0};
@@ -359,6 +357,12 @@ static void on_hello(zl_engine *e, const uint8_t *body, size_t len)
         !zl_secretbox_open(zeros, body + 120, HELLO_SIZE - 120, nonce,
                            c->hello_key)) {
         protocol_error(e, ZLINK_PROTOCOL_ERROR_ZMTP_CRYPTOGRAPHIC);
+        return;
+    }
+    /* Our transient key only now: a peer that connects and sends nothing,
+     * or no HELLO for us, costs no key pair. */
+    if (zl_curve_keypair(c->transient_public, c->transient_secret) != 0) {
+        zl_engine_fail_io(e, -ENOMEM);
         return;
     }
     /* The cookie: Box[C' + s'](K), K this connection's own random key. */
