@@ -11,6 +11,8 @@
 #include <mbedtls/platform_util.h>
 #include <uv.h>
 
+#include "x25519.h"
+
 /* "expand 32-byte k", the constants of Salsa20 with a 256-bit key. */
 static const uint32_t sigma[4] = {0x61707865, 0x3320646e, 0x79622d32,
                                   0x6b206574};
@@ -245,6 +247,16 @@ int zl_curve_random(void *buf, size_t len)
     return 0;
 }
 
+#if ZL_X25519_NATIVE
+/* X25519(scalar, u), both 32 bytes little-endian (x25519.c). A low-order
+ * u gives all zeros, which zl_curve_beforenm refuses. */
+static int x25519(uint8_t out[32], const uint8_t scalar[32],
+                  const uint8_t u[32])
+{
+    zl_x25519(out, scalar, u);
+    return 0;
+}
+#else
 /* mbedTLS blinds the ladder's coordinates with these bytes (mbedTLS 3
  * refuses a NULL generator). */
 static int blinding_random(void *unused, unsigned char *buf, size_t len)
@@ -300,6 +312,7 @@ static int x25519(uint8_t out[32], const uint8_t scalar[32],
     mbedtls_ecp_group_free(&group);
     return rc;
 }
+#endif
 
 int zl_curve_public(uint8_t public_key[32], const uint8_t secret_key[32])
 {
@@ -322,8 +335,8 @@ int zl_curve_beforenm(uint8_t key[32], const uint8_t peer_public[32],
     static const uint8_t zeros[16] = {0};
     uint8_t shared[32] = {0};
     int rc = x25519(shared, secret_key, peer_public);
-    /* mbedTLS already refuses a zero point; libsodium's own check stays
-     * here in case another mbedTLS lets one through. */
+    /* libsodium's refusal of a low-order key: its shared point is zero
+     * (mbedTLS's ladder refuses it before). */
     uint8_t any_bit = 0;
     for (int i = 0; i < 32; i++)
         any_bit |= shared[i];

@@ -5,17 +5,17 @@
  * its endpoint, echoes three messages, each with the User-Id libzmq gave
  * its parts as one more part, and exits 0. "server-heartbeat ENDPOINT"
  * echoes two, and exits 0 only if its one connection held until the
- * second came.
- * "server-refuse ENDPOINT" exits 0 once its monitor reports the ZAP
- * handler's 400.
+ * second came. "server-refuse ENDPOINT" exits 0 once its monitor reports
+ * the ZAP handler's 400.
  * "client ENDPOINT": a DEALER with the test client's keys sends "hello",
  * a 300000-byte message and one of three parts, and exits 0 when each
  * comes back as it went. "client-heartbeat ENDPOINT" sends PINGs every
  * 50 ms, and two messages a second apart; it exits 0 if its one
- * connection held that second, and both came back. "client-refused ENDPOINT"
- * (keys of its own) exits 0 once its monitor reports a 400; "client-wrongkey
- * ENDPOINT" (a wrong server key) once it reports any handshake failure. 1:
- * something went wrong (said on stderr); 2: nothing came in time. */
+ * connection held that second, and both came back.
+ * "client-refused ENDPOINT" (keys of its own) exits 0 once its monitor
+ * reports a 400; "client-wrongkey ENDPOINT" (a wrong server key) once it
+ * reports any handshake failure.
+ * 1: something went wrong (said on stderr); 2: nothing came in time. */
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
