@@ -182,21 +182,22 @@ static void die(const char *fmt, ...)
 
 static void usage(void)
 {
-    fprintf(stderr,
-            "usage: zlink_bench_%s --pattern P --transport T --size N "
-            "[--count C] [--warmup W] [--latency] [--csv] [--header]\n"
-            "       zlink_bench_%s ... --burst N [--pause-us P] (default 5)\n"
-            "       zlink_bench_%s --idle-memory [--conns N] [--csv]\n"
-            "       zlink_bench_%s --handshakes N --transport T [--reconnect] "
-            "[--csv]\n"
-            "  P: PAIR PUBSUB DEALER_DEALER DEALER_ROUTER ROUTER_ROUTER "
-            "ROUTER_ROUTER_POLL REQ_REP REQ_REP_POLL (--latency)\n"
-            "  T: tcp ipc inproc tls curve\n"
-            "  other: --io-threads N (default 1), --stall-ms MS (default "
-            "10000),\n"
-            "         --cross-process (tcp, ipc, ws: the other side in a "
-            "second process)\n",
-            LIB_NAME, LIB_NAME, LIB_NAME, LIB_NAME);
+    fprintf(
+        stderr,
+        "usage: zlink_bench_%s --pattern P --transport T --size N "
+        "[--count C] [--warmup W] [--latency] [--csv] [--header]\n"
+        "       zlink_bench_%s ... --burst N [--pause-us P] (default 5)\n"
+        "       zlink_bench_%s --idle-memory [--conns N] [--csv]\n"
+        "       zlink_bench_%s --handshakes N --transport T [--reconnect] "
+        "[--csv]\n"
+        "  P: PAIR PUBSUB DEALER_DEALER DEALER_ROUTER ROUTER_ROUTER "
+        "ROUTER_ROUTER_POLL REQ_REP REQ_REP_POLL (--latency)\n"
+        "  T: tcp ipc inproc tls curve\n"
+        "  other: --io-threads N (default 1), --stall-ms MS (default "
+        "10000),\n"
+        "         --cross-process (tcp, ipc, ws, curve: the other side in a "
+        "second process)\n",
+        LIB_NAME, LIB_NAME, LIB_NAME, LIB_NAME);
     exit(2);
 }
 
@@ -562,8 +563,19 @@ static void set_tls_file(void *s, int option, const char *name)
 static char curve_server_public[41], curve_server_secret[41];
 static char curve_client_public[41], curve_client_secret[41];
 
+/* Made once, before a cross-process cell forks, so that both sides have
+ * them; a build without CURVE fails to make them. */
+static void ensure_curve_keys(const struct config *cfg)
+{
+    if (!curve_server_public[0] &&
+        (zmq_curve_keypair(curve_server_public, curve_server_secret) != 0 ||
+         zmq_curve_keypair(curve_client_public, curve_client_secret) != 0))
+        unsupported_transport(cfg);
+}
+
 /* The bound side is the server (TLS certificate, CURVE server key); the
- * connecting side verifies it. */
+ * connecting side verifies it. Across processes each has one of the two
+ * (the other is NULL). */
 static void secure_sockets(const struct config *cfg, void *binder,
                            void *connecter)
 {
@@ -579,16 +591,16 @@ static void secure_sockets(const struct config *cfg, void *binder,
         unsupported_transport(cfg);
 #endif
     } else if (cfg->transport == TR_CURVE) {
-        /* A build without CURVE fails to make keys. */
-        if (!curve_server_public[0] &&
-            (zmq_curve_keypair(curve_server_public, curve_server_secret) != 0 ||
-             zmq_curve_keypair(curve_client_public, curve_client_secret) != 0))
-            unsupported_transport(cfg);
-        set_int(binder, ZMQ_CURVE_SERVER, 1);
-        set_bytes(binder, ZMQ_CURVE_SECRETKEY, curve_server_secret);
-        set_bytes(connecter, ZMQ_CURVE_SERVERKEY, curve_server_public);
-        set_bytes(connecter, ZMQ_CURVE_PUBLICKEY, curve_client_public);
-        set_bytes(connecter, ZMQ_CURVE_SECRETKEY, curve_client_secret);
+        ensure_curve_keys(cfg);
+        if (binder) {
+            set_int(binder, ZMQ_CURVE_SERVER, 1);
+            set_bytes(binder, ZMQ_CURVE_SECRETKEY, curve_server_secret);
+        }
+        if (connecter) {
+            set_bytes(connecter, ZMQ_CURVE_SERVERKEY, curve_server_public);
+            set_bytes(connecter, ZMQ_CURVE_PUBLICKEY, curve_client_public);
+            set_bytes(connecter, ZMQ_CURVE_SECRETKEY, curve_client_secret);
+        }
     }
 }
 
@@ -742,6 +754,8 @@ static void setup_cell(struct cell *c)
     void *binder = sender_binds ? c->sender : c->receiver;
     void *connecter = sender_binds ? c->receiver : c->sender;
     if (c->side != SIDE_BOTH) {
+        /* tls and wss are refused before the fork (fork_other_side). */
+        secure_sockets(cfg, binder, connecter);
         cross_process_wire(c, binder, connecter);
         return;
     }
@@ -1560,8 +1574,10 @@ static void run_other_side(struct cell *c)
 static void fork_other_side(struct cell *c)
 {
     enum transport t = c->cfg->transport;
-    if (t != TR_TCP && t != TR_IPC && t != TR_WS)
+    if (t != TR_TCP && t != TR_IPC && t != TR_WS && t != TR_CURVE)
         unsupported_transport(c->cfg);
+    if (t == TR_CURVE)
+        ensure_curve_keys(c->cfg);
     void *m = mmap(NULL, sizeof *c->sh, PROT_READ | PROT_WRITE,
                    MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     if (m == MAP_FAILED)

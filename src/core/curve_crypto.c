@@ -11,7 +11,43 @@
 #include <mbedtls/platform_util.h>
 #include <uv.h>
 
+#include "salsa20_x4.h"
 #include "x25519.h"
+
+/* The one-time authenticator, ours or mbedTLS's (poly1305.h). */
+#if ZL_POLY1305_NATIVE
+static void mac_start(zl_secretbox *b, const uint8_t key[32])
+{
+    zl_poly1305_init(&b->mac, key);
+}
+
+static void mac_update(zl_secretbox *b, const uint8_t *data, size_t len)
+{
+    zl_poly1305_update(&b->mac, data, len);
+}
+
+static void mac_finish(zl_secretbox *b, uint8_t mac[16])
+{
+    zl_poly1305_finish(&b->mac, mac);
+}
+#else
+static void mac_start(zl_secretbox *b, const uint8_t key[32])
+{
+    mbedtls_poly1305_init(&b->mac);
+    mbedtls_poly1305_starts(&b->mac, key);
+}
+
+static void mac_update(zl_secretbox *b, const uint8_t *data, size_t len)
+{
+    mbedtls_poly1305_update(&b->mac, data, len);
+}
+
+static void mac_finish(zl_secretbox *b, uint8_t mac[16])
+{
+    mbedtls_poly1305_finish(&b->mac, mac);
+    mbedtls_poly1305_free(&b->mac);
+}
+#endif
 
 /* "expand 32-byte k", the constants of Salsa20 with a 256-bit key. */
 static const uint32_t sigma[4] = {0x61707865, 0x3320646e, 0x79622d32,
@@ -110,6 +146,10 @@ static void xor_whole_blocks(zl_secretbox *b, uint8_t *out, const uint8_t *in,
                              size_t blocks)
 {
     uint32_t block[16];
+#if ZL_SALSA20_X4
+    for (; blocks >= 4; blocks -= 4, in += 256, out += 256)
+        zl_salsa20_xor_4_blocks(b->input, out, in);
+#endif
     for (; blocks > 0; blocks--, in += 64, out += 64) {
         salsa20_next_block(b->input, block);
         for (int i = 0; i < 16; i++)
@@ -164,8 +204,7 @@ void zl_secretbox_init(zl_secretbox *b, const uint8_t key[32],
     /* Block 0's first 32 bytes are Poly1305's one-time key; its other 32
      * encrypt the message's start. */
     refill_keystream(b);
-    mbedtls_poly1305_init(&b->mac);
-    mbedtls_poly1305_starts(&b->mac, b->keystream);
+    mac_start(b, b->keystream);
     mbedtls_platform_zeroize(b->keystream, 32);
     b->keystream_used = 32;
 }
@@ -174,28 +213,26 @@ void zl_secretbox_seal_update(zl_secretbox *b, uint8_t *out, const uint8_t *in,
                               size_t len)
 {
     xor_keystream(b, out, in, len);
-    mbedtls_poly1305_update(&b->mac, out, len);
+    mac_update(b, out, len);
 }
 
 void zl_secretbox_seal_final(zl_secretbox *b, uint8_t mac[16])
 {
-    mbedtls_poly1305_finish(&b->mac, mac);
-    mbedtls_poly1305_free(&b->mac);
+    mac_finish(b, mac);
     mbedtls_platform_zeroize(b, sizeof *b);
 }
 
 void zl_secretbox_open_update(zl_secretbox *b, uint8_t *out, const uint8_t *in,
                               size_t len)
 {
-    mbedtls_poly1305_update(&b->mac, in, len);
+    mac_update(b, in, len);
     xor_keystream(b, out, in, len);
 }
 
 bool zl_secretbox_open_final(zl_secretbox *b, const uint8_t mac[16])
 {
     uint8_t expected[16];
-    mbedtls_poly1305_finish(&b->mac, expected);
-    mbedtls_poly1305_free(&b->mac);
+    mac_finish(b, expected);
     mbedtls_platform_zeroize(b, sizeof *b);
     /* No early exit: the time taken must not say where a forgery first
      * differs. */

@@ -1,6 +1,8 @@
-/* curve_crypto.h — NaCl's crypto_box for ZMTP-CURVE: X25519 on mbedTLS's
- * ECP, XSalsa20 of zlink's own, Poly1305 from mbedTLS. Byte for byte what
- * libsodium computes, so that zlink and libzmq peers understand each other. */
+/* curve_crypto.h — NaCl's crypto_box for ZMTP-CURVE: X25519, XSalsa20 and
+ * Poly1305 of zlink's own (x25519.c, salsa20_x4.c, poly1305.c), or
+ * mbedTLS's X25519 and Poly1305 where a compiler lacks what ours need.
+ * Byte for byte what libsodium computes, so that zlink and libzmq peers
+ * understand each other. */
 #ifndef ZL_CURVE_CRYPTO_H
 #define ZL_CURVE_CRYPTO_H
 
@@ -8,7 +10,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "poly1305.h"
+#if !ZL_POLY1305_NATIVE
 #include <mbedtls/poly1305.h>
+#endif
 
 #define ZL_CURVE_KEY_SIZE 32
 #define ZL_CURVE_NONCE_SIZE 24
@@ -39,7 +44,11 @@ typedef struct zl_secretbox {
     /* The current keystream block and how much of it is used up. */
     uint8_t keystream[64];
     size_t keystream_used;
+#if ZL_POLY1305_NATIVE
+    zl_poly1305 mac;
+#else
     mbedtls_poly1305_context mac;
+#endif
 } zl_secretbox;
 
 void zl_secretbox_init(zl_secretbox *b, const uint8_t key[32],
