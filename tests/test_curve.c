@@ -348,34 +348,67 @@ START_TEST(zap_refuses)
 }
 END_TEST
 
-/* ZAP_ENFORCE_DOMAIN and no handler: refused with EFAULT. */
+/* A server with ZAP_ENFORCE_DOMAIN, a ZAP_DOMAIN or none, and a handler
+ * bound or not; its monitor in p->server_monitor. */
+static void open_enforced(curve_pair *p, bool with_domain, bool with_handler)
+{
+    memset(p, 0, sizeof *p);
+    p->ctx = zlink_ctx_new();
+    if (with_handler) {
+        p->handler = zlink_socket(p->ctx, ZLINK_REP);
+        zl_test_set_int(p->handler, ZLINK_LINGER, 0);
+        ck_assert_int_eq(zlink_bind(p->handler, "inproc://zeromq.zap.01"), 0);
+    }
+    p->server = zlink_socket(p->ctx, ZLINK_ROUTER);
+    zl_test_set_int(p->server, ZLINK_LINGER, 0);
+    zl_test_set_int(p->server, ZLINK_RCVTIMEO, WAIT_MS);
+    zl_test_set_int(p->server, ZLINK_CURVE_SERVER, 1);
+    zl_test_set_int(p->server, ZLINK_ZAP_ENFORCE_DOMAIN, 1);
+    if (with_domain)
+        ck_assert_int_eq(
+            zlink_setsockopt(p->server, ZLINK_ZAP_DOMAIN, "test", 4), 0);
+    set_key(p->server, ZLINK_CURVE_SECRETKEY, server_secret);
+    p->server_monitor = zl_test_monitor_open(
+        p->ctx, p->server, "inproc://server-events", ZLINK_EVENT_ALL);
+    ck_assert_int_eq(zlink_bind(p->server, "tcp://127.0.0.1:*"), 0);
+    size_t len = sizeof p->endpoint;
+    zlink_getsockopt(p->server, ZLINK_LAST_ENDPOINT, p->endpoint, &len);
+    p->client = zlink_socket(p->ctx, ZLINK_DEALER);
+    zl_test_set_int(p->client, ZLINK_LINGER, 0);
+    set_key(p->client, ZLINK_CURVE_SERVERKEY, server_public);
+    set_key(p->client, ZLINK_CURVE_PUBLICKEY, client_public);
+    set_key(p->client, ZLINK_CURVE_SECRETKEY, client_secret);
+    p->client_monitor = zl_test_monitor_open(
+        p->ctx, p->client, "inproc://client-events", ZLINK_EVENT_ALL);
+    ck_assert_int_eq(zlink_connect(p->client, p->endpoint), 0);
+}
+
+/* A ZAP_DOMAIN with ZAP_ENFORCE_DOMAIN and no handler: refused with
+ * EFAULT. */
 START_TEST(enforced_without_handler)
 {
     curve_pair p;
-    memset(&p, 0, sizeof p);
-    p.ctx = zlink_ctx_new();
-    void *server = zlink_socket(p.ctx, ZLINK_ROUTER);
-    zl_test_set_int(server, ZLINK_LINGER, 0);
-    zl_test_set_int(server, ZLINK_CURVE_SERVER, 1);
-    zl_test_set_int(server, ZLINK_ZAP_ENFORCE_DOMAIN, 1);
-    set_key(server, ZLINK_CURVE_SECRETKEY, server_secret);
-    void *monitor =
-        zl_test_monitor_open(p.ctx, server, "inproc://events", ZLINK_EVENT_ALL);
-    ck_assert_int_eq(zlink_bind(server, "tcp://127.0.0.1:*"), 0);
-    size_t len = sizeof p.endpoint;
-    zlink_getsockopt(server, ZLINK_LAST_ENDPOINT, p.endpoint, &len);
-    void *client = zlink_socket(p.ctx, ZLINK_DEALER);
-    zl_test_set_int(client, ZLINK_LINGER, 0);
-    set_key(client, ZLINK_CURVE_SERVERKEY, server_public);
-    set_key(client, ZLINK_CURVE_PUBLICKEY, client_public);
-    set_key(client, ZLINK_CURVE_SECRETKEY, client_secret);
-    ck_assert_int_eq(zlink_connect(client, p.endpoint), 0);
+    open_enforced(&p, true, false);
     ck_assert_uint_eq(
-        wait_value(monitor, ZLINK_EVENT_HANDSHAKE_FAILED_NO_DETAIL), EFAULT);
-    zlink_close(monitor);
-    zlink_close(client);
-    zlink_close(server);
-    ck_assert_int_eq(zl_test_ctx_term(p.ctx), 0);
+        wait_value(p.server_monitor, ZLINK_EVENT_HANDSHAKE_FAILED_NO_DETAIL),
+        EFAULT);
+    pair_close(&p);
+}
+END_TEST
+
+/* ZAP_ENFORCE_DOMAIN with no domain asks no handler, as libzmq: the client
+ * is admitted, encrypted but not authenticated. */
+START_TEST(enforced_without_domain)
+{
+    curve_pair p;
+    open_enforced(&p, false, true);
+    ck_assert_int_eq(zlink_send(p.client, "hello", 5, 0), 5);
+    char buf[64];
+    ck_assert_int_gt(zlink_recv(p.server, buf, sizeof buf, 0), 0);
+    ck_assert_int_eq(zlink_recv(p.server, buf, sizeof buf, 0), 5);
+    zl_test_set_int(p.handler, ZLINK_RCVTIMEO, 100);
+    ck_assert_int_eq(zlink_recv(p.handler, buf, sizeof buf, 0), -1);
+    pair_close(&p);
 }
 END_TEST
 
@@ -697,6 +730,7 @@ static Suite *suite(void)
     tcase_add_test(tc, zap_admits);
     tcase_add_test(tc, zap_refuses);
     tcase_add_test(tc, enforced_without_handler);
+    tcase_add_test(tc, enforced_without_domain);
     tcase_add_test(tc, heartbeats);
     tcase_add_test(tc, pub_sub);
     tcase_add_test(tc, max_message_size);

@@ -420,11 +420,16 @@ static void admit(zl_engine *e, const uint8_t *properties, size_t len)
 }
 
 /* The client is who it says, and the handler, if one is bound, decides
- * whether it may talk (libzmq 4.3: with none, it may, unless
- * ZAP_ENFORCE_DOMAIN). */
+ * whether it may talk. As libzmq 4.3: with none bound it may, unless
+ * ZAP_ENFORCE_DOMAIN; and ZAP_ENFORCE_DOMAIN without a domain asks no
+ * handler at all (encryption without authentication). */
 static void authenticate(zl_engine *e, const uint8_t *properties, size_t len)
 {
     zl_curve *c = e->curve;
+    if (c->zap_domain[0] == '\0' && c->enforce_domain) {
+        admit(e, properties, len);
+        return;
+    }
     if (!ask_zap(e)) {
         if (c->enforce_domain)
             zl_engine_zap_refuse_unbound(e);
@@ -480,8 +485,12 @@ static void on_initiate(zl_engine *e, const uint8_t *body, size_t len)
     memcpy(c->client_key, inner, KEY);
     make_nonce(nonce, "VOUCH---", inner + KEY);
     if (!box_open(vouch, inner + KEY + LONG_NONCE, VOUCH_BOX, nonce,
-                  c->client_key, c->transient_secret) ||
-        memcmp(vouch, c->peer_transient, KEY) != 0) {
+                  c->client_key, c->transient_secret)) {
+        protocol_error(e, ZLINK_PROTOCOL_ERROR_ZMTP_CRYPTOGRAPHIC);
+        return;
+    }
+    /* The vouch must name the transient key this client used. */
+    if (memcmp(vouch, c->peer_transient, KEY) != 0) {
         protocol_error(e, ZLINK_PROTOCOL_ERROR_ZMTP_KEY_EXCHANGE);
         return;
     }
