@@ -180,6 +180,11 @@ static void unlink_item(zl_socket *s, zl_poller_item *item)
     uv_mutex_unlock(&links->lock);
 }
 
+/* How often a recheck looks again at a socket a signal reached during its
+ * look, before it leaves the item queued: a spurious wake then, never a
+ * lost one. */
+#define RECHECK_TRIES 4
+
 void zl_poller_recheck(zl_socket *s)
 {
     /* The owner thread is the only one that changes the list: it reads it
@@ -187,33 +192,43 @@ void zl_poller_recheck(zl_socket *s)
      * the list at once; a wait drops what is no longer ready by itself.
      * Events before the lock: taking commands in may signal other sockets,
      * whose notify must not wait on a lock held here. A signal that comes
-     * between that look and the lock finds the item still queued and
-     * leaves it so; the item must then stay queued, or the message that
-     * signal announced leaves the handle unreadable. The count tells:
-     * a signal's increment comes before its lock, so one that the look
-     * may have missed shows under the lock. */
-    int events = -1;
+     * between that look and the lock finds the item still queued; the look
+     * may have missed the message it announced, so it is taken again. The
+     * count tells: a signal's increment comes after its command is posted
+     * and before its lock, so one that the look may have missed shows
+     * under the lock. */
+    int events = -1, tries = 0;
+    unsigned notified = 0;
     zl_poll_links *links = &s->pollers;
-    unsigned notified =
-        atomic_load_explicit(&links->notified, memory_order_acquire);
     int n = atomic_load_explicit(&links->count, memory_order_relaxed);
     for (int i = 0; i < n; i++) {
         zl_poller_item *item = links->items[i];
         zl_poller *p = item->poller;
         if (!atomic_load_explicit(&p->fd_given, memory_order_relaxed))
             continue;
-        if (events < 0)
-            events = zl_socket_events(s);
-        uv_mutex_lock(&p->lock);
-        if ((events & item->events) ||
-            atomic_load_explicit(&links->notified, memory_order_relaxed) !=
-                notified) {
-            queue_locked(p, item);
-        } else {
-            unqueue_locked(p, item);
-            settle_signal_locked(p);
+        for (;;) {
+            if (events < 0) {
+                notified = atomic_load_explicit(&links->notified,
+                                                memory_order_acquire);
+                events = zl_socket_events(s);
+            }
+            uv_mutex_lock(&p->lock);
+            bool raced = atomic_load_explicit(&links->notified,
+                                              memory_order_relaxed) != notified;
+            if ((events & item->events) ||
+                (raced && ++tries >= RECHECK_TRIES)) {
+                queue_locked(p, item);
+            } else if (raced) {
+                uv_mutex_unlock(&p->lock);
+                events = -1;
+                continue;
+            } else {
+                unqueue_locked(p, item);
+                settle_signal_locked(p);
+            }
+            uv_mutex_unlock(&p->lock);
+            break;
         }
-        uv_mutex_unlock(&p->lock);
     }
 }
 
