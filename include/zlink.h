@@ -268,6 +268,24 @@ ZLINK_EXPORT const char *zlink_msg_gets(const zlink_msg_t *msg,
 #define ZLINK_IMMEDIATE 39
 #define ZLINK_XPUB_VERBOSE 40
 #define ZLINK_IPV6 42
+/* int 0 or 1, libzmq's deprecated inverse of ZLINK_IPV6 (default 1). */
+#define ZLINK_IPV4ONLY 31
+/* uint64_t, default 0: the I/O threads (bit i: the i-th) that may serve
+ * the socket's later binds and connects; 0 is any. A mask that names no
+ * running thread makes them fail with EMTHREAD. libzmq's. */
+#define ZLINK_AFFINITY 4
+/* Accept filters, libzmq's (deprecated there in favour of ZAP): a bound
+ * socket closes a connection none of them admits as soon as it is
+ * accepted, with ZLINK_EVENT_ACCEPT_FAILED (EACCES). Each set adds one;
+ * NULL with length 0 (or "" for the string) clears that kind. Write-only.
+ * TCP_ACCEPT_FILTER, string: "a.b.c.d[/bits]", or an IPv6 one when
+ * ZLINK_IPV6 is set; for tcp, tls, ws and wss binds. IPC_FILTER_UID, _GID
+ * (uid_t, gid_t; a group also admits its members) and _PID (pid_t): the
+ * peer process of an ipc connection, on Linux (EINVAL elsewhere). */
+#define ZLINK_TCP_ACCEPT_FILTER 38
+#define ZLINK_IPC_FILTER_PID 58
+#define ZLINK_IPC_FILTER_UID 59
+#define ZLINK_IPC_FILTER_GID 60
 /* int, read-only: the ZMTP security mechanism, ZLINK_NULL unless a PLAIN
  * or CURVE option is set. TLS (tls://, wss://) works under any of them. */
 #define ZLINK_MECHANISM 43

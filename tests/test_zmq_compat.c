@@ -92,6 +92,12 @@
     X(ZMQ_IMMEDIATE, 39)                                                       \
     X(ZMQ_XPUB_VERBOSE, 40)                                                    \
     X(ZMQ_IPV6, 42)                                                            \
+    X(ZMQ_IPV4ONLY, 31)                                                        \
+    X(ZMQ_AFFINITY, 4)                                                         \
+    X(ZMQ_TCP_ACCEPT_FILTER, 38)                                               \
+    X(ZMQ_IPC_FILTER_PID, 58)                                                  \
+    X(ZMQ_IPC_FILTER_UID, 59)                                                  \
+    X(ZMQ_IPC_FILTER_GID, 60)                                                  \
     X(ZMQ_CONNECT_ROUTING_ID, 61)                                              \
     X(ZMQ_HANDSHAKE_IVL, 66)                                                   \
     X(ZMQ_XPUB_NODROP, 69)                                                     \

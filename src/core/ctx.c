@@ -123,16 +123,18 @@ struct zl_resolver *zl_ctx_resolver(zl_ctx *ctx)
     return r;
 }
 
-zl_io_thread *zl_ctx_choose_thread(zl_ctx *ctx)
+zl_io_thread *zl_ctx_choose_thread(zl_ctx *ctx, uint64_t affinity)
 {
-    if (ctx->io_thread_count == 0) {
-        errno = EMTHREAD;
-        return NULL;
-    }
-    zl_io_thread *best = &ctx->threads[0];
-    for (int i = 1; i < ctx->io_thread_count; i++)
-        if (atomic_load(&ctx->threads[i].load) < atomic_load(&best->load))
+    zl_io_thread *best = NULL;
+    for (int i = 0; i < ctx->io_thread_count; i++) {
+        if (affinity && (i >= 64 || !(affinity & ((uint64_t)1 << i))))
+            continue;
+        if (!best ||
+            atomic_load(&ctx->threads[i].load) < atomic_load(&best->load))
             best = &ctx->threads[i];
+    }
+    if (!best)
+        errno = EMTHREAD;
     return best;
 }
 

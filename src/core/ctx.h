@@ -64,9 +64,10 @@ typedef struct zl_ctx {
 int zl_ctx_add_socket(zl_ctx *ctx, struct zl_socket *s);
 /* The application closed it; it stays live until the reaper frees it. */
 void zl_ctx_remove_socket(zl_ctx *ctx, struct zl_socket *s);
-/* Least-loaded I/O thread; NULL with EMTHREAD when the context has none
- * (ZLINK_IO_THREADS 0: inproc only, as libzmq). */
-zl_io_thread *zl_ctx_choose_thread(zl_ctx *ctx);
+/* The least-loaded I/O thread of those affinity names (bit i: thread i;
+ * 0: any), as libzmq chooses; NULL with EMTHREAD when it names none of the
+ * context's (ZLINK_IO_THREADS 0: inproc only, as libzmq). */
+zl_io_thread *zl_ctx_choose_thread(zl_ctx *ctx, uint64_t affinity);
 /* The context's resolver, made at the first call; NULL without memory. */
 struct zl_resolver *zl_ctx_resolver(zl_ctx *ctx);
 /* Hands a closed socket to the reaper. */

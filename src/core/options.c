@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "string_option.h"
+#include "transport/accept_filter.h"
 #include "transport/tcp_options.h"
 #include "zlink.h"
 #if defined(ZLINK_HAVE_TLS)
@@ -205,6 +206,7 @@ int zl_options_copy(zl_options *dst, const zl_options *src)
     dst->plain_username = dst->plain_password = NULL;
     dst->zap_domain = NULL;
     dst->ws_allowed_origins = NULL;
+    dst->accept_filters = NULL;
 #if defined(ZLINK_HAVE_TLS)
     dst->tls = zl_tls_settings_ref(src->tls);
 #endif
@@ -214,7 +216,9 @@ int zl_options_copy(zl_options *dst, const zl_options *src)
         copy_blob(&dst->plain_password, src->plain_password) != 0 ||
         (src->zap_domain && !(dst->zap_domain = strdup(src->zap_domain))) ||
         (src->ws_allowed_origins &&
-         !(dst->ws_allowed_origins = strdup(src->ws_allowed_origins)))) {
+         !(dst->ws_allowed_origins = strdup(src->ws_allowed_origins))) ||
+        zl_accept_filters_copy(&dst->accept_filters, src->accept_filters) !=
+            0) {
         zl_options_destroy(dst);
         errno = ENOMEM;
         return -1;
@@ -233,6 +237,8 @@ void zl_options_destroy(zl_options *o)
     o->zap_domain = NULL;
     free(o->ws_allowed_origins);
     o->ws_allowed_origins = NULL;
+    zl_accept_filters_free(o->accept_filters);
+    o->accept_filters = NULL;
 #if defined(ZLINK_HAVE_TLS)
     zl_tls_settings_unref(o->tls);
     o->tls = NULL;
@@ -343,6 +349,27 @@ int zl_options_set(zl_options *o, int option, const void *val, size_t len)
     }
     case ZLINK_IPV6:
         return set_bool(&o->ipv6, val, len);
+    case ZLINK_IPV4ONLY: {
+        /* libzmq's deprecated inverse of IPV6. */
+        bool v4only;
+        if (set_bool(&v4only, val, len) != 0)
+            return -1;
+        o->ipv6 = !v4only;
+        return 0;
+    }
+    case ZLINK_AFFINITY:
+        if (!val || len != sizeof o->affinity) {
+            errno = EINVAL;
+            return -1;
+        }
+        memcpy(&o->affinity, val, sizeof o->affinity);
+        return 0;
+    case ZLINK_TCP_ACCEPT_FILTER:
+        return zl_accept_filters_add_tcp(&o->accept_filters, val, len, o->ipv6);
+    case ZLINK_IPC_FILTER_UID:
+    case ZLINK_IPC_FILTER_GID:
+    case ZLINK_IPC_FILTER_PID:
+        return zl_accept_filters_add_ipc(&o->accept_filters, option, val, len);
     case ZLINK_IMMEDIATE:
         return set_bool(&o->immediate, val, len);
     case ZLINK_PROBE_ROUTER:
@@ -508,6 +535,15 @@ int zl_options_get(const zl_options *o, int option, void *val, size_t *len)
         return zl_option_put_int(val, len, o->rcvbuf);
     case ZLINK_IPV6:
         return zl_option_put_int(val, len, o->ipv6);
+    case ZLINK_IPV4ONLY:
+        return zl_option_put_int(val, len, !o->ipv6);
+    case ZLINK_AFFINITY:
+        if (!val || !len || *len != sizeof o->affinity) {
+            errno = EINVAL;
+            return -1;
+        }
+        memcpy(val, &o->affinity, sizeof o->affinity);
+        return 0;
     case ZLINK_MAXMSGPARTS:
         return zl_option_put_int(val, len, o->maxmsgparts);
     case ZLINK_IMMEDIATE:

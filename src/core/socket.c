@@ -977,7 +977,7 @@ int zlink_bind(void *handle, const char *endpoint)
                  : zl_ipc_resolve(rest, true, &addr, tmpdir, sizeof tmpdir);
     if (rc != 0 || zl_stream_prepare(&s->options, transport, true) != 0)
         return -1;
-    zl_io_thread *thread = zl_ctx_choose_thread(s->ctx);
+    zl_io_thread *thread = zl_ctx_choose_thread(s->ctx, s->options.affinity);
     if (!thread)
         return -1;
     zl_listener_object *listener;
@@ -1054,7 +1054,7 @@ int zlink_connect(void *handle, const char *endpoint)
         errno = ENOMEM;
         return -1;
     }
-    zl_io_thread *thread = zl_ctx_choose_thread(s->ctx);
+    zl_io_thread *thread = zl_ctx_choose_thread(s->ctx, s->options.affinity);
     if (!thread)
         return -1;
     size_t pipes_before = s->pipe_count;

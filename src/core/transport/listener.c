@@ -12,6 +12,7 @@
 #include "session.h"
 #include "socket.h"
 #include "transport/accept_backoff.h"
+#include "transport/accept_filter.h"
 #include "transport/address.h"
 #include "transport/stream.h"
 
@@ -109,6 +110,14 @@ static void on_retry_timer(zl_timer *t)
     accept_next(t->data);
 }
 
+/* A connection no accept filter admits: closed unread, reported as libzmq
+ * reports it, an accept that failed. */
+static void refuse(zl_listener_object *l, zl_handle *h)
+{
+    zl_handle_close(h);
+    zl_monitor_event(l->socket, ZLINK_EVENT_ACCEPT_FAILED, EACCES, l->endpoint);
+}
+
 static void on_accept(zl_op *op, int status, size_t bytes)
 {
     zl_listener_object *l = op->data;
@@ -123,6 +132,10 @@ static void on_accept(zl_op *op, int status, size_t bytes)
                          (uint64_t)-status, l->endpoint);
         if (zl_accept_backoff_after(&l->backoff, l->base.thread->loop, status))
             return;
+    } else if (!zl_accept_filters_admit(l->options.accept_filters,
+                                        op->accepted)) {
+        zl_accept_backoff_after(&l->backoff, l->base.thread->loop, 0);
+        refuse(l, op->accepted);
     } else {
         zl_accept_backoff_after(&l->backoff, l->base.thread->loop, 0);
         char peer[300];
@@ -179,6 +192,12 @@ void zl_listener_object_adopt(zl_listener_object *l, zl_stream *stream,
 {
     if (l->terminating) {
         zl_stream_close(stream);
+        return;
+    }
+    if (!zl_accept_filters_admit(l->options.accept_filters, stream->handle)) {
+        zl_stream_close(stream);
+        zl_monitor_event(l->socket, ZLINK_EVENT_ACCEPT_FAILED, EACCES,
+                         l->endpoint);
         return;
     }
     zl_monitor_event(l->socket, ZLINK_EVENT_ACCEPTED,

@@ -406,7 +406,8 @@ int zl_ws_bind(zl_socket *socket, bool secure, const char *rest, char *resolved,
         return -1;
     }
     if (fresh) {
-        zl_io_thread *thread = zl_ctx_choose_thread(socket->ctx);
+        zl_io_thread *thread =
+            zl_ctx_choose_thread(socket->ctx, socket->options.affinity);
         p = thread ? port_open(socket, thread, &addr, secure) : NULL;
         if (!p) {
             uv_mutex_unlock(&registry_lock);
