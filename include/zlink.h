@@ -540,9 +540,11 @@ typedef int zlink_fd_t;
 #define ZLINK_POLLIN 1
 #define ZLINK_POLLOUT 2
 #define ZLINK_POLLERR 4
-/* libzmq's POLLPRI (urgent data on a plain fd) is not offered: code that
- * asks for it fails to compile rather than wait for an event that never
- * comes. */
+/* Urgent data on a plain fd (POSIX POLLPRI: TCP out-of-band data, a sysfs
+ * GPIO value that changed), as libzmq's; no effect for zlink sockets. On
+ * Windows, a zlink_poll or poller wait that asks for it on an fd fails
+ * with ENOTSUP. */
+#define ZLINK_POLLPRI 8
 
 typedef struct zlink_pollitem_t {
     void *socket;

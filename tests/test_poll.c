@@ -549,6 +549,48 @@ START_TEST(poll_raw_tcp_close_and_invalid)
 }
 END_TEST
 
+/* ZLINK_POLLPRI on a raw tcp socket: TCP's urgent byte (MSG_OOB) is
+ * reported as it, to zlink_poll and to the poller alike, and only to an
+ * item that asks for it. Windows cannot wait for it: ENOTSUP. */
+START_TEST(poll_pollpri)
+{
+    raw_fd client, server;
+    raw_tcp_pair(&client, &server);
+    zlink_pollitem_t item = {NULL, (zlink_fd_t)client,
+                             ZLINK_POLLIN | ZLINK_POLLPRI, 0};
+    void *poller = zlink_poller_new();
+    ck_assert_ptr_nonnull(poller);
+    ck_assert_int_eq(
+        zlink_poller_add_fd(poller, (zlink_fd_t)client, NULL, ZLINK_POLLPRI),
+        0);
+    zlink_poller_event_t ev;
+#if defined(_WIN32)
+    ck_assert_int_eq(zlink_poll(&item, 1, 0), -1);
+    ck_assert_int_eq(zlink_errno(), ENOTSUP);
+    ck_assert_int_eq(zlink_poller_wait(poller, &ev, 0), -1);
+    ck_assert_int_eq(zlink_errno(), ENOTSUP);
+#else
+    ck_assert_int_eq(zlink_poll(&item, 1, 50), 0);
+    ck_assert_int_eq(send(server, "!", 1, MSG_OOB), 1);
+    ck_assert_int_eq(zlink_poll(&item, 1, ZT_TIMEOUT_MS), 1);
+    ck_assert(item.revents & ZLINK_POLLPRI);
+    ck_assert_int_eq(zlink_poller_wait(poller, &ev, ZT_TIMEOUT_MS), 0);
+    ck_assert_int_eq(ev.events, ZLINK_POLLPRI);
+    /* An item that asks for input only is not told of it. */
+    zlink_pollitem_t in_only = {NULL, (zlink_fd_t)client, ZLINK_POLLIN, 0};
+    ck_assert_int_eq(zlink_poll(&in_only, 1, 0), 0);
+    ck_assert_int_eq(in_only.revents, 0);
+    char urgent = 0;
+    ck_assert_int_eq(recv(client, &urgent, 1, MSG_OOB), 1);
+    ck_assert_int_eq(urgent, '!');
+    ck_assert_int_eq(zlink_poll(&item, 1, 0), 0);
+#endif
+    ck_assert_int_eq(zlink_poller_destroy(&poller), 0);
+    raw_close(client);
+    raw_close(server);
+}
+END_TEST
+
 #ifndef _WIN32
 START_TEST(poll_raw_socket)
 {
@@ -857,6 +899,7 @@ static Suite *poll_suite(void)
     tcase_add_loop_test(sockets, poll_eterm, 0, 2);
     tcase_add_test(sockets, poll_errors);
     tcase_add_test(sockets, poll_raw_tcp_close_and_invalid);
+    tcase_add_test(sockets, poll_pollpri);
     suite_add_tcase(s, sockets);
 
 #ifndef _WIN32

@@ -145,6 +145,7 @@
     X(ZMQ_POLLIN, 1)                                                           \
     X(ZMQ_POLLOUT, 2)                                                          \
     X(ZMQ_POLLERR, 4)                                                          \
+    X(ZMQ_POLLPRI, 8)                                                          \
     X(ZMQ_POLLITEMS_DFLT, 16)
 
 /* libzmq's own errno values, which zlink shares by name. */

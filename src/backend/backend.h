@@ -256,6 +256,9 @@ zl_os_socket zl_signaler_fd(const zl_signaler *s);
 #define ZL_OS_POLLIN 1
 #define ZL_OS_POLLOUT 2
 #define ZL_OS_POLLERR 4
+/* Urgent data (POSIX POLLPRI). Where the OS cannot wait for it (Windows'
+ * WSAPoll), zl_os_poll fails with -ENOTSUP when an entry asks for it. */
+#define ZL_OS_POLLPRI 8
 typedef struct zl_os_pollfd {
     zl_os_socket fd;
     short events;

@@ -336,6 +336,8 @@ static int fill_raw_fds(const zlink_pollitem_t *items, int n, zl_os_pollfd *fds,
             f->events |= ZL_OS_POLLIN;
         if (items[i].events & ZLINK_POLLOUT)
             f->events |= ZL_OS_POLLOUT;
+        if (items[i].events & ZLINK_POLLPRI)
+            f->events |= ZL_OS_POLLPRI;
     }
     return count;
 }
@@ -356,6 +358,8 @@ static int raw_revents(zlink_pollitem_t *items, int n, const zl_os_pollfd *fds,
             re |= ZLINK_POLLOUT;
         if (os & ZL_OS_POLLERR)
             re |= ZLINK_POLLERR;
+        if (os & ZL_OS_POLLPRI)
+            re |= ZLINK_POLLPRI;
         items[i].revents = (short)(re & (items[i].events | ZLINK_POLLERR));
         if (items[i].revents)
             ready++;

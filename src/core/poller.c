@@ -34,7 +34,8 @@
 #include "zlink.h"
 
 #define POLLER_MAGIC 0x7a6c706cu /* "zlpl" */
-#define VALID_EVENTS (ZLINK_POLLIN | ZLINK_POLLOUT | ZLINK_POLLERR)
+#define VALID_EVENTS                                                           \
+    (ZLINK_POLLIN | ZLINK_POLLOUT | ZLINK_POLLERR | ZLINK_POLLPRI)
 
 typedef struct zl_poller zl_poller;
 
@@ -621,6 +622,8 @@ static short from_os_events(short revents, short wanted)
         events |= ZLINK_POLLOUT;
     if (revents & ZL_OS_POLLERR)
         events |= ZLINK_POLLERR;
+    if (revents & ZL_OS_POLLPRI)
+        events |= ZLINK_POLLPRI;
     return (short)(events & (wanted | ZLINK_POLLERR));
 }
 
@@ -710,6 +713,8 @@ static int poll_fds(zl_poller *p, zlink_poller_event_t *events, int n,
             os |= ZL_OS_POLLIN;
         if (item->events & ZLINK_POLLOUT)
             os |= ZL_OS_POLLOUT;
+        if (item->events & ZLINK_POLLPRI)
+            os |= ZL_OS_POLLPRI;
         p->fds[k++] = (zl_os_pollfd){(zl_os_socket)item->fd, os, 0};
     }
     size_t watched = k;

@@ -44,6 +44,11 @@ int zl_os_poll(zl_os_pollfd *fds, int n, int timeout_ms)
         Sleep(timeout_ms < 0 ? INFINITE : (DWORD)timeout_ms);
         return 0;
     }
+    /* WSAPoll has no urgent-data event that every stack takes (libzmq
+     * waits for it with select's exceptfds). */
+    for (int i = 0; i < n; i++)
+        if (fds[i].events & ZL_OS_POLLPRI)
+            return -ENOTSUP;
     WSAPOLLFD stack_fds[16];
     WSAPOLLFD *pfds = n <= 16 ? stack_fds : malloc(n * sizeof *pfds);
     if (pfds == NULL)

@@ -30,6 +30,8 @@ int zl_os_poll(zl_os_pollfd *fds, int n, int timeout_ms)
             pfds[i].events |= POLLIN;
         if (fds[i].events & ZL_OS_POLLOUT)
             pfds[i].events |= POLLOUT;
+        if (fds[i].events & ZL_OS_POLLPRI)
+            pfds[i].events |= POLLPRI;
     }
     int rc = poll(pfds, (nfds_t)n, timeout_ms < 0 ? -1 : timeout_ms);
     if (rc < 0)
@@ -41,7 +43,9 @@ int zl_os_poll(zl_os_pollfd *fds, int n, int timeout_ms)
                 revents |= ZL_OS_POLLIN;
             if (pfds[i].revents & POLLOUT)
                 revents |= ZL_OS_POLLOUT;
-            if (pfds[i].revents & ~(POLLIN | POLLOUT))
+            if (pfds[i].revents & POLLPRI)
+                revents |= ZL_OS_POLLPRI;
+            if (pfds[i].revents & ~(POLLIN | POLLOUT | POLLPRI))
                 revents |= ZL_OS_POLLERR;
         }
         fds[i].revents = revents;
