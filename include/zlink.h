@@ -198,6 +198,11 @@ ZLINK_EXPORT int zlink_msg_set(zlink_msg_t *msg, int property, int value);
 /* Message properties for zlink_msg_get. */
 #define ZLINK_MORE 1
 #define ZLINK_SHARED 3
+/* libzmq's deprecated ZMQ_SRCFD: the OS socket of the connection a message
+ * came in on (-1 with EINVAL when none: inproc, or a message made here).
+ * The connection may be gone by the time it is read: prefer
+ * zlink_msg_gets(msg, "Peer-Address"). */
+#define ZLINK_SRCFD 2
 
 /* A property of the connection msg was received on, as libzmq's
  * zmq_msg_gets: every property the peer sent in READY under its own name

@@ -49,6 +49,15 @@ START_TEST(tcp_dealer_to_router)
     expect_property(&msg, "socket-type", NULL); /* exact names, as libzmq */
     expect_property(&msg, "User-Id", NULL);
     expect_property(&msg, "No-Such", NULL);
+    /* SRCFD, libzmq's deprecated property: the router's end of the
+     * connection, bound to the port it listens on. */
+    int fd = zlink_msg_get(&msg, ZMQ_SRCFD);
+    ck_assert_int_ge(fd, 0);
+    struct sockaddr_in local;
+    raw_len local_len = sizeof local;
+    ck_assert_int_eq(
+        getsockname((raw_fd)fd, (struct sockaddr *)&local, &local_len), 0);
+    ck_assert_int_eq(ntohs(local.sin_port), atoi(strrchr(ep, ':') + 1));
 
     /* A copy shares the block; it outlives the original and both sockets. */
     zlink_msg_t copy;
@@ -182,6 +191,8 @@ START_TEST(inproc_and_local_have_none)
     ck_assert_int_ge(zlink_msg_recv(&msg, a, 0), 0);
     expect_property(&msg, "Socket-Type", NULL);
     expect_property(&msg, "Peer-Address", NULL);
+    ck_assert_int_eq(zlink_msg_get(&msg, ZLINK_SRCFD), -1);
+    ck_assert_int_eq(zlink_errno(), EINVAL);
     zlink_msg_close(&msg);
     zlink_msg_init_size(&msg, 300);
     expect_property(&msg, "Socket-Type", NULL);

@@ -37,6 +37,7 @@
     X(ZMQ_BINDTODEVICE, 92)                                                    \
     X(ZMQ_MORE, 1)                                                             \
     X(ZMQ_SHARED, 3)                                                           \
+    X(ZMQ_SRCFD, 2)                                                            \
     X(ZMQ_PAIR, 0)                                                             \
     X(ZMQ_PUB, 1)                                                              \
     X(ZMQ_SUB, 2)                                                              \

@@ -126,6 +126,9 @@ void zl_engine_peer_address(zl_engine *e, char *out, size_t cap)
 static void make_metadata(zl_engine *e, zl_metadata_builder *b)
 {
     zl_engine_peer_address(e, b->peer_address, sizeof b->peer_address);
+    if (e->stream && e->stream->handle)
+        snprintf(b->fd, sizeof b->fd, "%d",
+                 (int)zl_handle_os_socket(e->stream->handle));
     e->metadata = zl_metadata_build(b);
 }
 

@@ -9,8 +9,8 @@ struct zl_metadata {
     atomic_uint refs;
     unsigned count;
     struct {
-        uint32_t name, value; /* offsets into strings */
-    } index[ZL_METADATA_MAX_PROPERTIES + 1];
+        uint32_t name, value;                /* offsets into strings */
+    } index[ZL_METADATA_MAX_PROPERTIES + 2]; /* + Peer-Address, __fd */
     char strings[];
 };
 
@@ -19,6 +19,7 @@ void zl_metadata_builder_init(zl_metadata_builder *b)
     b->count = 0;
     b->bytes = 0;
     b->peer_address[0] = '\0';
+    b->fd[0] = '\0';
 }
 
 int zl_metadata_builder_add(zl_metadata_builder *b, const uint8_t *name,
@@ -48,13 +49,23 @@ static uint32_t put_string(char *strings, size_t *at, const void *s, size_t len)
     return start;
 }
 
+static void put_property(zl_metadata *m, size_t *at, const char *name,
+                         const char *value)
+{
+    m->index[m->count].name = put_string(m->strings, at, name, strlen(name));
+    m->index[m->count].value = put_string(m->strings, at, value, strlen(value));
+    m->count++;
+}
+
 zl_metadata *zl_metadata_build(const zl_metadata_builder *b)
 {
-    static const char peer_name[] = "Peer-Address";
-    size_t peer_len = strlen(b->peer_address);
+    static const char peer_name[] = "Peer-Address", fd_name[] = "__fd";
+    size_t peer_len = strlen(b->peer_address), fd_len = strlen(b->fd);
     size_t bytes = b->bytes + 2 * b->count;
     if (peer_len)
         bytes += sizeof peer_name + peer_len + 1;
+    if (fd_len)
+        bytes += sizeof fd_name + fd_len + 1;
     zl_metadata *m = malloc(sizeof *m + bytes);
     if (!m)
         return NULL;
@@ -67,13 +78,10 @@ zl_metadata *zl_metadata_build(const zl_metadata_builder *b)
         m->index[i].value = put_string(m->strings, &at, b->props[i].value,
                                        b->props[i].value_len);
     }
-    if (peer_len) {
-        m->index[m->count].name =
-            put_string(m->strings, &at, peer_name, sizeof peer_name - 1);
-        m->index[m->count].value =
-            put_string(m->strings, &at, b->peer_address, peer_len);
-        m->count++;
-    }
+    if (peer_len)
+        put_property(m, &at, peer_name, b->peer_address);
+    if (fd_len)
+        put_property(m, &at, fd_name, b->fd);
     return m;
 }
 

@@ -27,6 +27,9 @@ typedef struct zl_metadata_builder {
         size_t name_len, value_len;
     } props[ZL_METADATA_MAX_PROPERTIES + 1];
     char peer_address[128];
+    /* The connection's OS socket, kept as libzmq keeps it (the private
+     * "__fd" property) for ZLINK_SRCFD; "" for none. */
+    char fd[24];
 } zl_metadata_builder;
 
 void zl_metadata_builder_init(zl_metadata_builder *b);
@@ -35,8 +38,9 @@ void zl_metadata_builder_init(zl_metadata_builder *b);
 int zl_metadata_builder_add(zl_metadata_builder *b, const uint8_t *name,
                             size_t name_len, const uint8_t *value,
                             size_t value_len);
-/* One block holding every property added, plus Peer-Address when the
- * builder's peer_address is not empty; refs = 1. NULL on OOM. */
+/* One block holding every property added, plus Peer-Address and "__fd"
+ * when the builder's peer_address and fd are not empty; refs = 1. NULL on
+ * OOM. */
 zl_metadata *zl_metadata_build(const zl_metadata_builder *b);
 
 /* The value of name, NUL-terminated, or NULL. "Identity" and "Routing-Id"

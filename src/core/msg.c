@@ -302,13 +302,24 @@ ZLINK_EXPORT int zlink_msg_set(zlink_msg_t *msg, int property, int value)
 ZLINK_EXPORT int zlink_msg_get(const zlink_msg_t *msg, int property)
 {
     const zl_msg *m = zl_msg_cof(msg);
-    if (property != ZLINK_MORE && property != ZLINK_SHARED) {
+    if (property != ZLINK_MORE && property != ZLINK_SHARED &&
+        property != ZLINK_SRCFD) {
         errno = EINVAL;
         return -1;
     }
     if (!msg_is_valid(m)) {
         errno = EFAULT;
         return -1;
+    }
+    if (property == ZLINK_SRCFD) {
+        /* From the connection's metadata, as libzmq 4.3 keeps it. */
+        const char *fd =
+            m->metadata ? zl_metadata_get(m->metadata, "__fd") : NULL;
+        if (!fd) {
+            errno = EINVAL;
+            return -1;
+        }
+        return atoi(fd);
     }
     if (property == ZLINK_MORE)
         return (m->flags & ZL_MSG_MORE) ? 1 : 0;
