@@ -12,6 +12,7 @@
 #include <uv.h>
 
 #include "salsa20_x4.h"
+#include "salsa20_x8.h"
 #include "x25519.h"
 
 /* The one-time authenticator, ours or mbedTLS's (poly1305.h). */
@@ -146,6 +147,11 @@ static void xor_whole_blocks(zl_secretbox *b, uint8_t *out, const uint8_t *in,
                              size_t blocks)
 {
     uint32_t block[16];
+#if ZL_SALSA20_X8
+    if (zl_cpu_has_avx2)
+        for (; blocks >= 8; blocks -= 8, in += 512, out += 512)
+            zl_salsa20_xor_8_blocks(b->input, out, in);
+#endif
 #if ZL_SALSA20_X4
     for (; blocks >= 4; blocks -= 4, in += 256, out += 256)
         zl_salsa20_xor_4_blocks(b->input, out, in);

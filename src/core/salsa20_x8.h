@@ -1,0 +1,26 @@
+/* salsa20_x8.h — eight Salsa20 blocks at once in AVX2 registers, for x86
+ * CPUs that have AVX2 (found at run time: zl_cpu_has_avx2). It doubles
+ * what salsa20_x4 does per instruction for a large CURVE message. */
+#ifndef ZL_SALSA20_X8_H
+#define ZL_SALSA20_X8_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/* Not for Windows: mingw-w64's gcc does not align the stack to 32 bytes,
+ * and spills 256-bit registers there with aligned moves (gcc bug 54412). */
+#if (defined(__GNUC__) || defined(__clang__)) && defined(__x86_64__) &&        \
+    !defined(_WIN32)
+#define ZL_SALSA20_X8 1
+/* Whether this CPU and OS run AVX2 code (cpu_features.c). */
+extern bool zl_cpu_has_avx2;
+/* out = in XOR the eight keystream blocks from input's counter (512
+ * bytes; out may be in), and the counter moves on by eight. Only where
+ * zl_cpu_has_avx2. */
+void zl_salsa20_xor_8_blocks(uint32_t input[16], uint8_t *out,
+                             const uint8_t *in);
+#else
+#define ZL_SALSA20_X8 0
+#endif
+
+#endif
