@@ -5,6 +5,7 @@
  * sockets). Uses threads. */
 
 #include "atomics.h"
+#include "raw_socket.h"
 #include "socket_testutil.h"
 
 static const int restart_transports[] = {ZT_TCP4, ZT_TCP6, ZT_IPC,
@@ -426,6 +427,40 @@ START_TEST(linger_delivers_before_connection)
 }
 END_TEST
 
+/* A connection lost while the socket lingers is made again, as libzmq
+ * does, and what was queued goes on the next one: here the first peer
+ * takes the connection and drops it before its greeting, and the real one
+ * binds the port after it. */
+START_TEST(linger_outlives_a_lost_connection)
+{
+    raw_sockets_init();
+    int port = 0;
+    raw_fd listener = raw_listen(4, &port);
+    char ep[64];
+    snprintf(ep, sizeof ep, "tcp://127.0.0.1:%d", port);
+    void *ctx = zt_ctx();
+    void *sender = zt_socket(ctx, ZLINK_DEALER);
+    zt_set_int(sender, ZLINK_LINGER, 5000);
+    zt_set_int(sender, ZLINK_RECONNECT_IVL, 20);
+    zt_connect(sender, ep);
+    zt_send_str(sender, "kept", 0);
+    raw_fd first = raw_accept(listener, ZT_TIMEOUT_MS);
+    ck_assert(first != RAW_INVALID);
+    /* The sender's greeting shows its engine runs: the close lingers on
+     * a live connection. */
+    ck_assert(raw_readable(first, ZT_TIMEOUT_MS));
+    zt_close(sender);
+    raw_close(first);
+    raw_close(listener);
+    void *peer_ctx;
+    void *receiver = bind_in_new_ctx(&peer_ctx, ZLINK_DEALER, ep, false);
+    zt_recv_str(receiver, "kept");
+    zt_term(ctx);
+    zt_close(receiver);
+    zt_term(peer_ctx);
+}
+END_TEST
+
 /* ---- terminating the context ---- */
 
 typedef struct blocked_call {
@@ -639,6 +674,7 @@ static Suite *lifecycle_suite(void)
     tcase_add_test(linger, linger_expires_set_at_close);
     tcase_add_test(linger, infinite_linger_set_at_close);
     tcase_add_test(linger, linger_delivers_before_connection);
+    tcase_add_test(linger, linger_outlives_a_lost_connection);
     suite_add_tcase(s, linger);
 
     TCase *term = tcase_create("term");

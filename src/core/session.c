@@ -341,12 +341,29 @@ static void hiccup(zl_session *s)
     zl_pipe_hiccup(s->pipe);
 }
 
+/* A closed socket's connect that still holds messages to deliver, and may
+ * wait LINGER for a connection to deliver them on. IMMEDIATE pipes, and
+ * ROUTER pipes named by the peer, go with their connection. */
+static bool lingers_to_deliver(zl_session *s)
+{
+    return s->connect_side && s->pipe && s->options.linger != 0 &&
+           !s->options.immediate && !router_waits_for_id(&s->options) &&
+           zl_pipe_readable_count(s->pipe) > 0;
+}
+
 void zl_session_engine_error(zl_session *s, bool protocol)
 {
     s->engine = NULL;
     zl_session_close_zap(s);
     zl_monitor_event(s->socket, ZLINK_EVENT_DISCONNECTED, s->fd, s->endpoint);
     clean_partial_messages(s);
+    if (s->terminating && !protocol && lingers_to_deliver(s)) {
+        /* As libzmq: a connection lost (or a handshake refused) while the
+         * socket lingers is made again, and what is queued still goes if
+         * a connection comes within LINGER. */
+        schedule_reconnect(s);
+        return;
+    }
     if (s->terminating || !s->connect_side || protocol) {
         /* libzmq stops reconnecting after a protocol error. */
         end_on_own(s);
@@ -599,8 +616,7 @@ static void begin_termination(zl_session *s)
     s->terminating = true;
     if (s->pipe && !s->pipe->terminated)
         zl_pipe_terminate(s->pipe); /* the socket answers with its own */
-    if (!s->engine && s->connect_side && s->pipe && s->options.linger != 0 &&
-        zl_pipe_readable_count(s->pipe) > 0) {
+    if (!s->engine && lingers_to_deliver(s)) {
         /* Not connected yet, with messages queued: as libzmq, keep trying
          * to connect for LINGER ms; the engine then delivers them and
          * reports the delimiter drained. */
