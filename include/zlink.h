@@ -275,6 +275,15 @@ ZLINK_EXPORT const char *zlink_msg_gets(const zlink_msg_t *msg,
 #define ZLINK_IPV6 42
 /* int 0 or 1, libzmq's deprecated inverse of ZLINK_IPV6 (default 1). */
 #define ZLINK_IPV4ONLY 31
+/* int: libzmq's multicast settings (RATE kbit/s, default 100, > 0;
+ * RECOVERY_IVL ms, default 10000, >= 0; MULTICAST_HOPS, default 1, > 0;
+ * MULTICAST_MAXTPDU bytes, default 1500, > 0), kept and read back as a
+ * libzmq built without pgm and norm keeps them. zlink has no multicast
+ * transport: an "epgm://" or "pgm://" endpoint is EPROTONOSUPPORT. */
+#define ZLINK_RATE 8
+#define ZLINK_RECOVERY_IVL 9
+#define ZLINK_MULTICAST_HOPS 25
+#define ZLINK_MULTICAST_MAXTPDU 84
 /* uint64_t, default 0: the I/O threads (bit i: the i-th) that may serve
  * the socket's later binds and connects; 0 is any. A mask that names no
  * running thread makes them fail with EMTHREAD. libzmq's. */

@@ -95,6 +95,10 @@
     X(ZMQ_IPV6, 42)                                                            \
     X(ZMQ_IPV4ONLY, 31)                                                        \
     X(ZMQ_AFFINITY, 4)                                                         \
+    X(ZMQ_RATE, 8)                                                             \
+    X(ZMQ_RECOVERY_IVL, 9)                                                     \
+    X(ZMQ_MULTICAST_HOPS, 25)                                                  \
+    X(ZMQ_MULTICAST_MAXTPDU, 84)                                               \
     X(ZMQ_TCP_ACCEPT_FILTER, 38)                                               \
     X(ZMQ_IPC_FILTER_PID, 58)                                                  \
     X(ZMQ_IPC_FILTER_UID, 59)                                                  \

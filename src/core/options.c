@@ -36,6 +36,10 @@ void zl_options_init(zl_options *o, int type)
     o->maxmsgsize = -1;
     o->maxmsgparts = ZLINK_MAXMSGPARTS_DFLT;
     o->stream_notify = true;
+    o->rate = 100;
+    o->recovery_ivl = 10000;
+    o->multicast_hops = 1;
+    o->multicast_maxtpdu = 1500;
     zl_tcp_opts_init(&o->tcp);
 }
 
@@ -357,6 +361,14 @@ int zl_options_set(zl_options *o, int option, const void *val, size_t len)
         o->ipv6 = !v4only;
         return 0;
     }
+    case ZLINK_RATE:
+        return set_int_at_least(&o->rate, val, len, 1);
+    case ZLINK_RECOVERY_IVL:
+        return set_int_at_least(&o->recovery_ivl, val, len, 0);
+    case ZLINK_MULTICAST_HOPS:
+        return set_int_at_least(&o->multicast_hops, val, len, 1);
+    case ZLINK_MULTICAST_MAXTPDU:
+        return set_int_at_least(&o->multicast_maxtpdu, val, len, 1);
     case ZLINK_AFFINITY:
         if (!val || len != sizeof o->affinity) {
             errno = EINVAL;
@@ -537,6 +549,14 @@ int zl_options_get(const zl_options *o, int option, void *val, size_t *len)
         return zl_option_put_int(val, len, o->ipv6);
     case ZLINK_IPV4ONLY:
         return zl_option_put_int(val, len, !o->ipv6);
+    case ZLINK_RATE:
+        return zl_option_put_int(val, len, o->rate);
+    case ZLINK_RECOVERY_IVL:
+        return zl_option_put_int(val, len, o->recovery_ivl);
+    case ZLINK_MULTICAST_HOPS:
+        return zl_option_put_int(val, len, o->multicast_hops);
+    case ZLINK_MULTICAST_MAXTPDU:
+        return zl_option_put_int(val, len, o->multicast_maxtpdu);
     case ZLINK_AFFINITY:
         if (!val || !len || *len != sizeof o->affinity) {
             errno = EINVAL;

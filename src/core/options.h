@@ -53,6 +53,10 @@ typedef struct zl_options {
     /* ZLINK_TCP_ACCEPT_FILTER, ZLINK_IPC_FILTER_*: NULL while none is set
      * (transport/accept_filter.h). */
     struct zl_accept_filters *accept_filters;
+    /* ZLINK_RATE, _RECOVERY_IVL, _MULTICAST_HOPS, _MULTICAST_MAXTPDU:
+     * libzmq's multicast settings, kept and read back for code written for
+     * libzmq; no transport zlink has uses them. */
+    int rate, recovery_ivl, multicast_hops, multicast_maxtpdu;
     /* ZLINK_AFFINITY: the I/O threads (bit i: thread i) that may serve the
      * socket's connections; 0: any. */
     uint64_t affinity;

@@ -1,7 +1,8 @@
-/* test_accept_filter.c — ZLINK_TCP_ACCEPT_FILTER and ZLINK_IPC_FILTER_*,
- * libzmq's accept filters: what the options take, and a bound socket that
- * closes the connections they do not admit, at once and reported, while
- * the ones they admit go on. Also ZLINK_AFFINITY and ZLINK_IPV4ONLY. */
+/* test_legacy_options.c — libzmq's older options: the accept filters
+ * (ZLINK_TCP_ACCEPT_FILTER, ZLINK_IPC_FILTER_*: what they take, and a bound
+ * socket that closes the connections they do not admit, at once and
+ * reported, while the ones they admit go on), ZLINK_AFFINITY,
+ * ZLINK_IPV4ONLY and the multicast settings. */
 #include <check.h>
 #if !defined(_WIN32)
 #include <unistd.h>
@@ -272,6 +273,43 @@ START_TEST(ipv4only)
 }
 END_TEST
 
+/* Kept and read back with libzmq's defaults and bounds; the transports
+ * they are for are not there. */
+START_TEST(multicast_settings)
+{
+    void *ctx = zt_ctx();
+    void *s = zt_socket(ctx, ZLINK_PUB);
+    ck_assert_int_eq(zt_get_int(s, ZLINK_RATE), 100);
+    ck_assert_int_eq(zt_get_int(s, ZLINK_RECOVERY_IVL), 10000);
+    ck_assert_int_eq(zt_get_int(s, ZLINK_MULTICAST_HOPS), 1);
+    ck_assert_int_eq(zt_get_int(s, ZLINK_MULTICAST_MAXTPDU), 1500);
+    zt_set_int(s, ZLINK_RATE, 1000);
+    zt_set_int(s, ZLINK_RECOVERY_IVL, 0);
+    zt_set_int(s, ZLINK_MULTICAST_HOPS, 8);
+    zt_set_int(s, ZLINK_MULTICAST_MAXTPDU, 9000);
+    ck_assert_int_eq(zt_get_int(s, ZLINK_RATE), 1000);
+    ck_assert_int_eq(zt_get_int(s, ZLINK_RECOVERY_IVL), 0);
+    ck_assert_int_eq(zt_get_int(s, ZLINK_MULTICAST_HOPS), 8);
+    ck_assert_int_eq(zt_get_int(s, ZLINK_MULTICAST_MAXTPDU), 9000);
+    static const struct {
+        int option, value;
+    } refused[] = {{ZLINK_RATE, 0},
+                   {ZLINK_RECOVERY_IVL, -1},
+                   {ZLINK_MULTICAST_HOPS, 0},
+                   {ZLINK_MULTICAST_MAXTPDU, 0}};
+    for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++) {
+        ck_assert_int_eq(zlink_setsockopt(s, refused[i].option,
+                                          &refused[i].value, sizeof(int)),
+                         -1);
+        ck_assert_int_eq(zlink_errno(), EINVAL);
+    }
+    ck_assert_int_eq(zlink_connect(s, "epgm://127.0.0.1;239.192.1.1:5555"), -1);
+    ck_assert_int_eq(zlink_errno(), EPROTONOSUPPORT);
+    zt_close(s);
+    zt_term(ctx);
+}
+END_TEST
+
 static int thread_load(void *ctx, int i)
 {
     return atomic_load(&((zl_ctx *)ctx)->threads[i].load);
@@ -332,9 +370,9 @@ START_TEST(affinity)
 }
 END_TEST
 
-static Suite *accept_filter_suite(void)
+static Suite *legacy_options_suite(void)
 {
-    Suite *s = suite_create("accept_filter");
+    Suite *s = suite_create("legacy_options");
     TCase *tc = tcase_create("filters");
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, tcp_filter_values);
@@ -348,6 +386,7 @@ static Suite *accept_filter_suite(void)
     tcase_add_test(tc, ipc_filter_values);
 #endif
     tcase_add_test(tc, ipv4only);
+    tcase_add_test(tc, multicast_settings);
     tcase_add_test(tc, affinity);
     suite_add_tcase(s, tc);
     return s;
@@ -355,5 +394,5 @@ static Suite *accept_filter_suite(void)
 
 int main(void)
 {
-    return zl_test_run(accept_filter_suite());
+    return zl_test_run(legacy_options_suite());
 }
