@@ -275,6 +275,13 @@ ZLINK_EXPORT const char *zlink_msg_gets(const zlink_msg_t *msg,
 #define ZLINK_IPV6 42
 /* int 0 or 1, libzmq's deprecated inverse of ZLINK_IPV6 (default 1). */
 #define ZLINK_IPV4ONLY 31
+/* int, default -1: a socket the application made, bound and listens on
+ * (systemd's socket activation), which the next tcp, tls or ipc bind takes
+ * instead of making its own, whatever address it names; zlink closes it
+ * with that bind. Set it to -1 again before another bind. EINVAL from the
+ * bind when it is not a listening socket of the endpoint's kind. As
+ * libzmq's. */
+#define ZLINK_USE_FD 89
 /* int: libzmq's multicast settings (RATE kbit/s, default 100, > 0;
  * RECOVERY_IVL ms, default 10000, >= 0; MULTICAST_HOPS, default 1, > 0;
  * MULTICAST_MAXTPDU bytes, default 1500, > 0), kept and read back as a

@@ -5,10 +5,13 @@
  * ZLINK_IPV4ONLY and the multicast settings. */
 #include <check.h>
 #if !defined(_WIN32)
+#include <fcntl.h>
+#include <sys/un.h>
 #include <unistd.h>
 #endif
 
 #include "ctx.h"
+#include "raw_socket.h"
 #include "socket_testutil.h"
 
 static int set_str(void *s, int option, const char *value)
@@ -273,6 +276,91 @@ START_TEST(ipv4only)
 }
 END_TEST
 
+/* A DEALER sends "ping" to server at endpoint; server (a ROUTER) gets it. */
+static void assert_reaches(void *ctx, void *server, const char *endpoint)
+{
+    void *client = zt_socket(ctx, ZLINK_DEALER);
+    zt_connect(client, endpoint);
+    ck_assert_int_eq(zlink_send(client, "ping", 4, 0), 4);
+    char id[256], body[8];
+    ck_assert_int_gt(zlink_recv(server, id, sizeof id, 0), 0);
+    ck_assert_int_eq(zlink_recv(server, body, sizeof body, 0), 4);
+    ck_assert(memcmp(body, "ping", 4) == 0);
+    zt_close(client);
+}
+
+/* USE_FD: a bind takes the application's listening socket, whatever the
+ * address it names, and refuses one that is not listening or not of the
+ * endpoint's kind. */
+START_TEST(use_fd_tcp)
+{
+    raw_sockets_init();
+    void *ctx = zt_ctx();
+    void *server = zt_socket(ctx, ZLINK_ROUTER);
+    ck_assert_int_eq(zt_get_int(server, ZLINK_USE_FD), -1);
+    int port = 0;
+    raw_fd listener = raw_listen(16, &port);
+    /* Not listening: EINVAL, and the socket is still ours. */
+    raw_fd idle = socket(AF_INET, SOCK_STREAM, IPPROTO_TCP);
+    ck_assert(idle != RAW_INVALID);
+    zt_set_int(server, ZLINK_USE_FD, (int)idle);
+    ck_assert_int_eq(zlink_bind(server, "tcp://127.0.0.1:*"), -1);
+    ck_assert_int_eq(zlink_errno(), EINVAL);
+    raw_close(idle);
+    /* A tcp listener for an ipc endpoint: EINVAL. */
+    zt_set_int(server, ZLINK_USE_FD, (int)listener);
+    if (zt_have_ipc()) {
+        ck_assert_int_eq(zlink_bind(server, "ipc://not-looked-at"), -1);
+        ck_assert_int_eq(zlink_errno(), EINVAL);
+    }
+    /* The port named is not looked at: the socket's own is used. */
+    zt_bind(server, "tcp://127.0.0.1:1");
+    char endpoint[256], want[64];
+    zt_last_endpoint(server, endpoint, sizeof endpoint);
+    snprintf(want, sizeof want, "tcp://127.0.0.1:%d", port);
+    ck_assert_str_eq(endpoint, want);
+    assert_reaches(ctx, server, endpoint);
+    zt_close(server);
+    zt_term(ctx);
+#if !defined(_WIN32)
+    /* Closed with its bind. */
+    ck_assert_int_eq(fcntl(listener, F_GETFD), -1);
+    ck_assert_int_eq(errno, EBADF);
+#endif
+}
+END_TEST
+
+#if defined(__linux__)
+START_TEST(use_fd_ipc)
+{
+    if (!zt_have_ipc())
+        return;
+    char endpoint[256];
+    zl_test_ipc_endpoint(endpoint, sizeof endpoint);
+    const char *path = endpoint + strlen("ipc://");
+    int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+    ck_assert_int_ge(fd, 0);
+    struct sockaddr_un addr;
+    memset(&addr, 0, sizeof addr);
+    addr.sun_family = AF_UNIX;
+    ck_assert_uint_lt(strlen(path), sizeof addr.sun_path);
+    strcpy(addr.sun_path, path);
+    ck_assert_int_eq(bind(fd, (struct sockaddr *)&addr, sizeof addr), 0);
+    ck_assert_int_eq(listen(fd, 16), 0);
+    void *ctx = zt_ctx();
+    void *server = zt_socket(ctx, ZLINK_ROUTER);
+    zt_set_int(server, ZLINK_USE_FD, fd);
+    /* A unix socket for a tcp endpoint: EINVAL. */
+    ck_assert_int_eq(zlink_bind(server, "tcp://127.0.0.1:*"), -1);
+    ck_assert_int_eq(zlink_errno(), EINVAL);
+    zt_bind(server, "ipc://not-looked-at");
+    assert_reaches(ctx, server, endpoint);
+    zt_close(server);
+    zt_term(ctx);
+}
+END_TEST
+#endif
+
 /* Kept and read back with libzmq's defaults and bounds; the transports
  * they are for are not there. */
 START_TEST(multicast_settings)
@@ -387,6 +475,10 @@ static Suite *legacy_options_suite(void)
 #endif
     tcase_add_test(tc, ipv4only);
     tcase_add_test(tc, multicast_settings);
+    tcase_add_test(tc, use_fd_tcp);
+#if defined(__linux__)
+    tcase_add_test(tc, use_fd_ipc);
+#endif
     tcase_add_test(tc, affinity);
     suite_add_tcase(s, tc);
     return s;

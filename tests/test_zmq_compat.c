@@ -95,6 +95,7 @@
     X(ZMQ_IPV6, 42)                                                            \
     X(ZMQ_IPV4ONLY, 31)                                                        \
     X(ZMQ_AFFINITY, 4)                                                         \
+    X(ZMQ_USE_FD, 89)                                                          \
     X(ZMQ_RATE, 8)                                                             \
     X(ZMQ_RECOVERY_IVL, 9)                                                     \
     X(ZMQ_MULTICAST_HOPS, 25)                                                  \

@@ -228,6 +228,13 @@ int zl_listener_open(zl_loop *loop, const zl_addr *addr, int backlog,
  * with zl_handle_tune_tcp). */
 int zl_listener_open_ex(zl_loop *loop, const zl_addr *addr, int backlog,
                         const zl_tcp_opts *opts, zl_listener **out);
+/* ZLINK_USE_FD: takes over fd, a stream socket the application bound and
+ * listens on (systemd's socket activation), and closes it with the
+ * listener. -EINVAL when fd is not a listening socket of the family
+ * wanted (local: AF_UNIX, else AF_INET or AF_INET6); fd is then still the
+ * caller's. 0 or -errno. */
+int zl_listener_adopt(zl_loop *loop, zl_os_socket fd, bool local,
+                      zl_listener **out);
 int zl_listener_local_addr(zl_listener *l, zl_addr *out);
 zl_os_socket zl_listener_os_socket(const zl_listener *l);
 /* Completes with op->accepted set to a new handle on this loop, or with

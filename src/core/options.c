@@ -36,6 +36,7 @@ void zl_options_init(zl_options *o, int type)
     o->maxmsgsize = -1;
     o->maxmsgparts = ZLINK_MAXMSGPARTS_DFLT;
     o->stream_notify = true;
+    o->use_fd = -1;
     o->rate = 100;
     o->recovery_ivl = 10000;
     o->multicast_hops = 1;
@@ -361,6 +362,8 @@ int zl_options_set(zl_options *o, int option, const void *val, size_t len)
         o->ipv6 = !v4only;
         return 0;
     }
+    case ZLINK_USE_FD:
+        return set_int_at_least(&o->use_fd, val, len, -1);
     case ZLINK_RATE:
         return set_int_at_least(&o->rate, val, len, 1);
     case ZLINK_RECOVERY_IVL:
@@ -549,6 +552,8 @@ int zl_options_get(const zl_options *o, int option, void *val, size_t *len)
         return zl_option_put_int(val, len, o->ipv6);
     case ZLINK_IPV4ONLY:
         return zl_option_put_int(val, len, !o->ipv6);
+    case ZLINK_USE_FD:
+        return zl_option_put_int(val, len, o->use_fd);
     case ZLINK_RATE:
         return zl_option_put_int(val, len, o->rate);
     case ZLINK_RECOVERY_IVL:

@@ -23,6 +23,7 @@ typedef struct zl_options {
     int64_t maxmsgsize;
     int maxmsgparts;     /* -1: no limit */
     int connect_timeout; /* ZLINK_CONNECT_TIMEOUT ms; 0: the OS's own */
+    int use_fd;          /* ZLINK_USE_FD: a listening socket binds take; -1 */
     zl_tcp_opts tcp;     /* transport/tcp_options.c */
     bool ipv6;
     bool immediate;

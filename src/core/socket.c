@@ -971,8 +971,12 @@ int zlink_bind(void *handle, const char *endpoint)
     }
 #endif
     zl_addr addr;
+    memset(&addr, 0, sizeof addr);
     char tmpdir[300] = "";
-    int rc = zl_transport_is_tcp(transport)
+    /* With USE_FD the application's socket is bound already: as libzmq,
+     * the address given is not looked at. */
+    int rc = s->options.use_fd >= 0 ? 0
+             : zl_transport_is_tcp(transport)
                  ? zl_tcp_resolve(rest, true, s->options.ipv6, &addr)
                  : zl_ipc_resolve(rest, true, &addr, tmpdir, sizeof tmpdir);
     if (rc != 0 || zl_stream_prepare(&s->options, transport, true) != 0)

@@ -95,6 +95,43 @@ fail:
     return err;
 }
 
+static bool family_wanted(int family, bool local)
+{
+    return local ? family == AF_UNIX : family == AF_INET || family == AF_INET6;
+}
+
+int zl_listener_adopt(zl_loop *loop, zl_os_socket fd, bool local,
+                      zl_listener **out)
+{
+    zl_addr addr;
+    int len = sizeof addr.u.storage;
+    BOOL listening = FALSE;
+    int opt_len = sizeof listening;
+    if (getsockname(fd, &addr.u.sa, &len) != 0 ||
+        getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, (char *)&listening,
+                   &opt_len) != 0 ||
+        !listening || !family_wanted(addr.u.sa.sa_family, local))
+        return -EINVAL;
+    zl_listener *l = calloc(1, sizeof *l);
+    if (l == NULL)
+        return -ENOMEM;
+    int err = 0;
+    l->accept_ex = lookup_accept_ex(fd);
+    if (l->accept_ex == NULL)
+        err = wsa_errno();
+    else
+        err = zl_iocp_socket_attach(loop, fd, &l->skip_port_on_success);
+    if (err != 0) {
+        free(l);
+        return err;
+    }
+    l->loop = loop;
+    l->socket = fd;
+    l->family = addr.u.sa.sa_family;
+    *out = l;
+    return 0;
+}
+
 int zl_listener_local_addr(zl_listener *l, zl_addr *out)
 {
     int len = sizeof out->u.storage;

@@ -7,6 +7,7 @@
 #include "readiness.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -60,6 +61,37 @@ int zl_listener_open_ex(zl_loop *loop, const zl_addr *addr, int backlog,
     l->family = addr->u.sa.sa_family;
     l->backoff.data = l;
     zl_poller_listener_init(l, addr);
+    *out = l;
+    return 0;
+}
+
+static bool family_wanted(int family, bool local)
+{
+    return local ? family == AF_UNIX : family == AF_INET || family == AF_INET6;
+}
+
+int zl_listener_adopt(zl_loop *loop, zl_os_socket fd, bool local,
+                      zl_listener **out)
+{
+    zl_addr addr;
+    addr.len = sizeof addr.u;
+    int listening = 0;
+    socklen_t len = sizeof listening;
+    if (getsockname(fd, &addr.u.sa, &addr.len) != 0 ||
+        getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &listening, &len) != 0 ||
+        !listening || !family_wanted(addr.u.sa.sa_family, local))
+        return -EINVAL;
+    int flags = fcntl(fd, F_GETFL);
+    if (flags < 0 || fcntl(fd, F_SETFL, flags | O_NONBLOCK) != 0 ||
+        fcntl(fd, F_SETFD, FD_CLOEXEC) != 0)
+        return -errno;
+    zl_listener *l = calloc(1, sizeof *l);
+    if (!l)
+        return -ENOMEM;
+    zl_posix_io_init(&l->io, loop, fd, ZL_POSIX_LISTENER);
+    l->family = addr.u.sa.sa_family;
+    l->backoff.data = l;
+    zl_poller_listener_init(l, &addr);
     *out = l;
     return 0;
 }

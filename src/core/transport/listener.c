@@ -272,8 +272,9 @@ int zl_listener_object_create(zl_socket *socket, zl_io_thread *thread,
         errno = ENOMEM;
         return -1;
     }
-    bool ipc_file =
-        addr->u.sa.sa_family == AF_UNIX && addr->u.un.sun_path[0] != '\0';
+    bool adopt = socket->options.use_fd >= 0;
+    bool ipc_file = !adopt && addr->u.sa.sa_family == AF_UNIX &&
+                    addr->u.un.sun_path[0] != '\0';
     if (ipc_file) {
         /* A socket file left behind by an earlier run would make bind fail,
          * as libzmq knows. */
@@ -282,8 +283,12 @@ int zl_listener_object_create(zl_socket *socket, zl_io_thread *thread,
         uv_fs_unlink(NULL, &req, l->ipc_path, NULL);
         uv_fs_req_cleanup(&req);
     }
-    int rc = zl_listener_open_ex(thread->loop, addr, socket->options.backlog,
-                                 &socket->options.tcp, &l->listener);
+    int rc =
+        adopt ? zl_listener_adopt(thread->loop,
+                                  (zl_os_socket)socket->options.use_fd,
+                                  transport == ZL_TRANSPORT_IPC, &l->listener)
+              : zl_listener_open_ex(thread->loop, addr, socket->options.backlog,
+                                    &socket->options.tcp, &l->listener);
     if (rc != 0) {
         zl_options_destroy(&l->options);
         free(l);
