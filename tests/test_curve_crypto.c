@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "curve_crypto.h"
+#include "poly1305_x4.h"
 #include "salsa20_x4.h"
 #include "salsa20_x8.h"
 #include "testutil.h"
@@ -300,6 +301,52 @@ START_TEST(salsa20_eight_blocks_equal_four)
 END_TEST
 #endif
 
+#if ZL_POLY1305_X4
+static void poly_tag(uint8_t tag[16], const uint8_t key[32], const uint8_t *m,
+                     size_t len, size_t piece)
+{
+    zl_poly1305 p;
+    zl_poly1305_init(&p, key);
+    for (size_t at = 0; at < len; at += piece)
+        zl_poly1305_update(&p, m + at, len - at < piece ? len - at : piece);
+    zl_poly1305_finish(&p, tag);
+}
+
+/* Poly1305's four AVX2 lanes give the tag one block at a time gives: every
+ * byte and key limb at its largest (the carries' worst case), and varied
+ * ones, in pieces that start the lanes at odd places. */
+START_TEST(poly1305_four_lanes_equal_one)
+{
+    if (!zl_cpu_has_avx2) {
+        fprintf(stderr, "poly1305_four_lanes_equal_one: no AVX2 here\n");
+        return;
+    }
+    static uint8_t m[9000];
+    static const size_t lengths[] = {256, 257, 320, 1000, 4144, 9000};
+    static const size_t pieces[] = {9000, 300, 17};
+    for (int pattern = 0; pattern < 2; pattern++) {
+        uint8_t key[32];
+        for (size_t i = 0; i < sizeof key; i++)
+            key[i] = pattern ? (uint8_t)(i * 29 + 7) : 0xff;
+        for (size_t i = 0; i < sizeof m; i++)
+            m[i] = pattern ? (uint8_t)(i * 131 + (i >> 8)) : 0xff;
+        for (size_t l = 0; l < sizeof lengths / sizeof lengths[0]; l++) {
+            for (size_t k = 0; k < sizeof pieces / sizeof pieces[0]; k++) {
+                uint8_t one[16], four[16];
+                zl_cpu_has_avx2 = false;
+                poly_tag(one, key, m, lengths[l], pieces[k]);
+                zl_cpu_has_avx2 = true;
+                poly_tag(four, key, m, lengths[l], pieces[k]);
+                ck_assert_msg(memcmp(one, four, 16) == 0,
+                              "pattern %d, %zu bytes in pieces of %zu", pattern,
+                              lengths[l], pieces[k]);
+            }
+        }
+    }
+}
+END_TEST
+#endif
+
 START_TEST(one_shot_open_in_place)
 {
     uint8_t key[32], nonce[24], message[MESSAGE_MAX];
@@ -417,6 +464,9 @@ static Suite *suite(void)
     tcase_add_test(secretbox, one_shot_open_in_place);
 #if ZL_SALSA20_X8 && ZL_SALSA20_X4
     tcase_add_test(secretbox, salsa20_eight_blocks_equal_four);
+#endif
+#if ZL_POLY1305_X4
+    tcase_add_test(secretbox, poly1305_four_lanes_equal_one);
 #endif
     tcase_add_test(secretbox, any_flipped_bit_is_a_forgery);
     tcase_add_test(secretbox, shorter_than_a_tag_is_refused);
