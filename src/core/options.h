@@ -45,11 +45,13 @@ typedef struct zl_options {
     /* ZLINK_CURVE_*KEY, binary; zeros while unset, as in libzmq. */
     uint8_t curve_public_key[32], curve_secret_key[32], curve_server_key[32];
     zl_blob *plain_username, *plain_password;
-    char *zap_domain; /* ZLINK_ZAP_DOMAIN; NULL: "" */
+    char *zap_domain;        /* ZLINK_ZAP_DOMAIN; NULL: "" */
     bool zap_enforce_domain; /* ZLINK_ZAP_ENFORCE_DOMAIN */
     /* ZLINK_TLS_*: NULL until one is set or a tls endpoint is used;
      * shared, refcounted, by the sessions made with it (tls_config.h). */
     struct zl_tls_settings *tls;
+    /* ZLINK_SOCKS_PROXY, _USERNAME and _PASSWORD; NULL while unset (""). */
+    char *socks_proxy, *socks_username, *socks_password;
 } zl_options;
 
 /* The longest ZLINK_WS_ALLOWED_ORIGINS list, NUL excluded. */
