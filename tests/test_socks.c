@@ -36,6 +36,7 @@ typedef struct proxy {
     int port;
     proxy_mode mode;
     const char *username, *password; /* FORWARD: required when set */
+    bool coalesce; /* FORWARD: the peer speaks first (ZMTP, not ws) */
     step steps[4];
     int step_count;
     uv_thread_t thread;
@@ -137,7 +138,14 @@ static void forward(proxy *p, raw_fd fd)
     /* Every peer here is on 127.0.0.1, whatever its name. */
     int port = address[rest - 2] << 8 | address[rest - 1];
     raw_fd peer = raw_connect(port);
-    if (send_all(fd, "\x05\x00\x00\x01\x7f\x00\x00\x01\x00\x00", 10))
+    /* With coalesce, the reply and the peer's greeting go in one segment:
+     * the client must read no further than the reply. */
+    char out[10 + 64];
+    memcpy(out, "\x05\x00\x00\x01\x7f\x00\x00\x01\x00\x00", 10);
+    int greeting = 0;
+    if (p->coalesce && raw_readable(peer, WAIT_MS))
+        greeting = (int)recv(peer, out + 10, 64, 0);
+    if (greeting >= 0 && send_all(fd, out, 10 + (size_t)greeting))
         relay(fd, peer);
     raw_close(peer);
 }
@@ -343,7 +351,7 @@ static void through_proxy(const char *scheme, const char *path,
 {
     peers t;
     peers_open_on(&t, scheme, path);
-    proxy p = {.mode = PROXY_FORWARD};
+    proxy p = {.mode = PROXY_FORWARD, .coalesce = strcmp(scheme, "tcp") == 0};
     proxy_start(&p);
     set_proxy(t.dealer, &p);
     connect_to_router(&t, host);
