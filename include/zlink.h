@@ -393,6 +393,18 @@ ZLINK_EXPORT const char *zlink_msg_gets(const zlink_msg_t *msg,
 #define ZLINK_CONNECT_TIMEOUT 79
 #define ZLINK_TCP_MAXRT 80
 #define ZLINK_BINDTODEVICE 92
+
+/* SOCKS5 proxy (RFC 1928) for connects over tcp, tls, ws and wss; binds,
+ * ipc and inproc ignore it. ZLINK_SOCKS_PROXY, string "host:port" (host a
+ * name, an IPv4 address or [IPv6]): each connect made after it is set goes
+ * to the proxy, which is asked to reach the endpoint's host (a name is
+ * passed on unresolved); "" or NULL unsets. ZLINK_SOCKS_USERNAME and
+ * ZLINK_SOCKS_PASSWORD, strings of 0 to 255 bytes: a non-empty username
+ * offers RFC 1929 username/password authentication besides none. libzmq's
+ * values (the last two are drafts there). */
+#define ZLINK_SOCKS_PROXY 68
+#define ZLINK_SOCKS_USERNAME 99
+#define ZLINK_SOCKS_PASSWORD 100
 /* zlink's own: ZLINK_MAXMSGPARTS (int), the most parts a message received
  * from a connection may have; -1: no limit. A peer that sends more parts
  * is disconnected, as one that exceeds ZLINK_MAXMSGSIZE (which, in zlink,

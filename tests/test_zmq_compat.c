@@ -35,6 +35,9 @@
     X(ZMQ_CONNECT_TIMEOUT, 79)                                                 \
     X(ZMQ_TCP_MAXRT, 80)                                                       \
     X(ZMQ_BINDTODEVICE, 92)                                                    \
+    X(ZMQ_SOCKS_PROXY, 68)                                                     \
+    X(ZMQ_SOCKS_USERNAME, 99)                                                  \
+    X(ZMQ_SOCKS_PASSWORD, 100)                                                 \
     X(ZMQ_MORE, 1)                                                             \
     X(ZMQ_SHARED, 3)                                                           \
     X(ZMQ_SRCFD, 2)                                                            \

@@ -202,6 +202,13 @@ static int put_blob_string(void *val, size_t *len, const zl_blob *blob)
     return 0;
 }
 
+/* A copy of src in *dst (NULL for none); -1 when out of memory. */
+static int copy_string(char **dst, const char *src)
+{
+    *dst = src ? strdup(src) : NULL;
+    return src && !*dst ? -1 : 0;
+}
+
 int zl_options_copy(zl_options *dst, const zl_options *src)
 {
     *dst = *src;
@@ -212,6 +219,7 @@ int zl_options_copy(zl_options *dst, const zl_options *src)
     dst->zap_domain = NULL;
     dst->ws_allowed_origins = NULL;
     dst->accept_filters = NULL;
+    dst->socks_proxy = dst->socks_username = dst->socks_password = NULL;
 #if defined(ZLINK_HAVE_TLS)
     dst->tls = zl_tls_settings_ref(src->tls);
 #endif
@@ -223,7 +231,10 @@ int zl_options_copy(zl_options *dst, const zl_options *src)
         (src->ws_allowed_origins &&
          !(dst->ws_allowed_origins = strdup(src->ws_allowed_origins))) ||
         zl_accept_filters_copy(&dst->accept_filters, src->accept_filters) !=
-            0) {
+            0 ||
+        copy_string(&dst->socks_proxy, src->socks_proxy) != 0 ||
+        copy_string(&dst->socks_username, src->socks_username) != 0 ||
+        copy_string(&dst->socks_password, src->socks_password) != 0) {
         zl_options_destroy(dst);
         errno = ENOMEM;
         return -1;
@@ -244,6 +255,10 @@ void zl_options_destroy(zl_options *o)
     o->ws_allowed_origins = NULL;
     zl_accept_filters_free(o->accept_filters);
     o->accept_filters = NULL;
+    free(o->socks_proxy);
+    free(o->socks_username);
+    free(o->socks_password);
+    o->socks_proxy = o->socks_username = o->socks_password = NULL;
 #if defined(ZLINK_HAVE_TLS)
     zl_tls_settings_unref(o->tls);
     o->tls = NULL;
@@ -477,6 +492,14 @@ int zl_options_set(zl_options *o, int option, const void *val, size_t len)
     case ZLINK_WS_ALLOWED_ORIGINS:
         return zl_string_option_set(&o->ws_allowed_origins, val, len,
                                     ZL_WS_ORIGINS_MAX);
+    /* SOCKS5: zlink_connect checks the proxy's address. */
+    case ZLINK_SOCKS_PROXY:
+        return zl_string_option_set(&o->socks_proxy, val, len,
+                                    ZL_STRING_OPTION_UNBOUNDED);
+    case ZLINK_SOCKS_USERNAME:
+        return zl_string_option_set(&o->socks_username, val, len, 255);
+    case ZLINK_SOCKS_PASSWORD:
+        return zl_string_option_set(&o->socks_password, val, len, 255);
     default:
         if (zl_tcp_is_option(option))
             return zl_tcp_option_set(o, option, val, len);
@@ -606,6 +629,12 @@ int zl_options_get(const zl_options *o, int option, void *val, size_t *len)
     }
     case ZLINK_WS_ALLOWED_ORIGINS:
         return put_string(val, len, o->ws_allowed_origins);
+    case ZLINK_SOCKS_PROXY:
+        return put_string(val, len, o->socks_proxy);
+    case ZLINK_SOCKS_USERNAME:
+        return put_string(val, len, o->socks_username);
+    case ZLINK_SOCKS_PASSWORD:
+        return put_string(val, len, o->socks_password);
     default:
         if (zl_tcp_is_option(option))
             return zl_tcp_option_get(o, option, val, len);

@@ -61,6 +61,8 @@ typedef struct zl_options {
     /* ZLINK_AFFINITY: the I/O threads (bit i: thread i) that may serve the
      * socket's connections; 0: any. */
     uint64_t affinity;
+    /* ZLINK_SOCKS_PROXY, _USERNAME and _PASSWORD; NULL while unset (""). */
+    char *socks_proxy, *socks_username, *socks_password;
 } zl_options;
 
 /* The longest ZLINK_WS_ALLOWED_ORIGINS list, NUL excluded. */

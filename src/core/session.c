@@ -14,6 +14,7 @@
 #include "msg.h"
 #include "random.h"
 #include "socket.h"
+#include "socks_connect.h"
 #include "transport/address.h"
 #include "transport/listener.h"
 #include "transport/resolver.h"
@@ -434,12 +435,14 @@ static bool start_engine(zl_session *s, zl_handle *h, bool connecting)
     return start_engine_on(s, stream);
 }
 
-static void on_connected(zl_op *op, int status, size_t bytes)
+/* The attempt ended: connected (through the proxy, if any) when status
+ * is 0. */
+static void end_connect_attempt(zl_session *s, int status)
 {
-    zl_session *s = op->data;
     zl_handle *h = s->connecting;
     s->connecting = NULL;
     zl_timer_stop(s->base.thread->loop, &s->connect_timer);
+    zl_timer_stop(s->base.thread->loop, &s->socks_timer);
     /* CONNECT_TIMEOUT cancelled it: a failed attempt, retried as libzmq
      * does (CLOSED, then CONNECT_RETRIED). */
     if (status == ZL_ECANCELED && s->connect_timed_out && !s->destroying)
@@ -469,6 +472,41 @@ static void on_connected(zl_op *op, int status, size_t bytes)
         schedule_reconnect(s);
 }
 
+static void on_socks_done(void *owner, int status)
+{
+    end_connect_attempt(owner, status);
+}
+
+/* Connected to the proxy: the attempt goes on with the SOCKS exchange,
+ * s->connecting still pending as far as destroy, CONNECT_TIMEOUT and
+ * abandon_connect are concerned. As libzmq, CONNECTED waits for the
+ * proxy's success. */
+static int start_socks(zl_session *s)
+{
+    s->connect_timed_out = false;
+    if (zl_socks_connect_start(
+            s->connecting, s->socks_peer, s->options.socks_username,
+            s->options.socks_password, on_socks_done, s) != 0)
+        return -errno;
+    if (s->options.handshake_ivl > 0)
+        zl_timer_start(s->base.thread->loop, &s->socks_timer,
+                       (uint64_t)s->options.handshake_ivl);
+    return 0;
+}
+
+static void on_connected(zl_op *op, int status, size_t bytes)
+{
+    (void)bytes;
+    zl_session *s = op->data;
+    if (status == 0 && s->socks_peer && !s->destroying && !s->abandoned) {
+        status = start_socks(s);
+        if (status == 0)
+            return;
+    }
+    end_connect_attempt(s, status);
+}
+
+/* CONNECT_TIMEOUT, or HANDSHAKE_IVL over the SOCKS exchange. */
 static void on_connect_timeout(zl_timer *t)
 {
     zl_session *s = t->data;
@@ -542,6 +580,7 @@ static void destroy(zl_session *s)
     zl_timer_stop(loop, &s->linger_timer);
     s->destroying = true;
     zl_timer_stop(loop, &s->connect_timer);
+    zl_timer_stop(loop, &s->socks_timer);
     if (s->lookup) {
         zl_lookup_cancel(s->lookup);
         s->lookup = NULL;
@@ -566,6 +605,7 @@ static void destroy(zl_session *s)
     zl_socket *socket = s->socket;
     zl_options_destroy(&s->options);
     free(s->lookup_hostport);
+    free(s->socks_peer);
     free(s);
     zl_cmd ack = {.type = ZL_CMD_TERM_ACK, .target = socket};
     zl_mailbox_send(&socket->mailbox, &ack);
@@ -782,6 +822,8 @@ static zl_session *session_new(zl_socket *socket, zl_io_thread *thread,
     s->connect_op.data = s;
     s->connect_timer.cb = on_connect_timeout;
     s->connect_timer.data = s;
+    s->socks_timer.cb = on_connect_timeout;
+    s->socks_timer.data = s;
     atomic_fetch_add(&thread->load, 1);
     atomic_fetch_add(&socket->io_objects, 1);
     return s;
@@ -794,25 +836,26 @@ static void session_free_unstarted(zl_session *s)
     atomic_fetch_sub(&s->socket->io_objects, 1);
     zl_options_destroy(&s->options);
     free(s->lookup_hostport);
+    free(s->socks_peer);
     free(s);
 }
 
 zl_session *zl_session_create_connect(zl_socket *socket, zl_io_thread *thread,
                                       const zl_addr *addr,
                                       const char *lookup_hostport,
-                                      const zl_addr *src, const char *endpoint)
+                                      const zl_addr *src,
+                                      const char *socks_peer,
+                                      const char *endpoint)
 {
     zl_session *s = session_new(socket, thread, &socket->options, endpoint);
     if (!s)
         return NULL;
     s->connect_side = true;
     s->addr = *addr;
-    if (lookup_hostport) {
-        s->lookup_hostport = strdup(lookup_hostport);
-        if (!s->lookup_hostport) {
-            session_free_unstarted(s);
-            return NULL;
-        }
+    if ((lookup_hostport && !(s->lookup_hostport = strdup(lookup_hostport))) ||
+        (socks_peer && !(s->socks_peer = strdup(socks_peer)))) {
+        session_free_unstarted(s);
+        return NULL;
     }
     if (src) {
         s->src = *src;

@@ -37,9 +37,14 @@ typedef struct zl_session {
     struct zl_lookup *lookup; /* in progress */
     zl_addr src; /* "tcp://src;dst": the local address to connect from */
     bool has_src;
-    zl_handle *connecting;
+    zl_handle *connecting; /* until connected, through the proxy if any */
     zl_op connect_op;
     zl_timer connect_timer; /* CONNECT_TIMEOUT */
+    /* ZLINK_SOCKS_PROXY: addr and lookup_hostport are the proxy's, and this
+     * the "host:port" it is asked to reach (socks_connect.h); NULL
+     * without a proxy. */
+    char *socks_peer;
+    zl_timer socks_timer; /* HANDSHAKE_IVL over the SOCKS exchange */
     bool connect_timed_out;
     zl_timer reconnect_timer;
     int reconnect_ivl_now;
@@ -47,7 +52,7 @@ typedef struct zl_session {
 
     zl_timer linger_timer;
     bool terminating;
-    bool destroying;     /* destroy() ran; only a pending connect holds us */
+    bool destroying; /* destroy() ran; only a pending connect holds us */
     /* The socket let go of this connect's pipe (abandon_connect): nothing
      * more is connected, and the socket's TERM ends us. */
     bool abandoned;
@@ -66,11 +71,14 @@ typedef struct zl_session {
 /* Connecting side: created on the application thread, started by PLUG.
  * Creates and attaches the pipe at once unless IMMEDIATE (or ROUTER).
  * lookup_hostport names the peer when addr does not: it is resolved
- * before each attempt. */
+ * before each attempt. With socks_peer, addr or lookup_hostport is a
+ * SOCKS5 proxy, asked at each attempt to connect to socks_peer. */
 zl_session *zl_session_create_connect(struct zl_socket *socket,
                                       zl_io_thread *thread, const zl_addr *addr,
                                       const char *lookup_hostport,
-                                      const zl_addr *src, const char *endpoint);
+                                      const zl_addr *src,
+                                      const char *socks_peer,
+                                      const char *endpoint);
 /* Accepted side: created on the listener's thread with a connected handle. */
 zl_session *zl_session_create_accepted(struct zl_socket *socket,
                                        zl_io_thread *thread,

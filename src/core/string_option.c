@@ -13,7 +13,8 @@ int zl_string_option_set(char **field, const void *val, size_t len, size_t max)
     }
     if (len > 0 && ((const char *)val)[len - 1] == '\0')
         len--;
-    if (len && memchr(val, '\0', len)) {
+    /* max + 1 bytes pass the first check unless the last is a NUL. */
+    if (len > max || (len && memchr(val, '\0', len))) {
         errno = EINVAL;
         return -1;
     }
