@@ -15,6 +15,8 @@
 #include <xmmintrin.h>
 #endif
 
+#include "cpu_features.h"
+
 #define ZL_CACHE_LINE 64
 
 /* The first line boundary at or after p. */
@@ -41,9 +43,6 @@ static inline void zl_cache_aligned_free(void *p)
     if (p != NULL)
         free(((void **)p)[-1]);
 }
-
-/* Whether this x86 CPU has PREFETCHW (cpu_features.c). */
-extern bool zl_cpu_has_prefetchw;
 
 /* Starts bringing the line at p into this core's cache ahead of a write to
  * it, while the thread does other work: a line the other thread last held

@@ -1,10 +1,9 @@
 /* cpu_features.c — what this CPU offers beyond the baseline the library is
  * built for, found once when the library loads. */
-#include "cache_line.h"
-#include "salsa20_x8.h"
+#include "cpu_features.h"
 
 bool zl_cpu_has_prefetchw;
-bool zl_cpu_has_avx2; /* salsa20_x8.h */
+bool zl_cpu_has_avx2;
 
 #if (defined(__GNUC__) || defined(__clang__)) &&                               \
     (defined(__x86_64__) || defined(__i386__))

@@ -11,6 +11,7 @@
 #include <mbedtls/platform_util.h>
 #include <uv.h>
 
+#include "salsa20_rounds.h"
 #include "salsa20_x4.h"
 #include "salsa20_x8.h"
 #include "x25519.h"
@@ -85,16 +86,7 @@ static uint32_t rotl32(uint32_t v, int n)
  * (HSalsa20 leaves it out). */
 static void salsa20_rounds(uint32_t x[16])
 {
-    for (int i = 0; i < 10; i++) {
-        QUARTER_ROUND(x, 0, 4, 8, 12);
-        QUARTER_ROUND(x, 5, 9, 13, 1);
-        QUARTER_ROUND(x, 10, 14, 2, 6);
-        QUARTER_ROUND(x, 15, 3, 7, 11);
-        QUARTER_ROUND(x, 0, 1, 2, 3);
-        QUARTER_ROUND(x, 5, 6, 7, 4);
-        QUARTER_ROUND(x, 10, 11, 8, 9);
-        QUARTER_ROUND(x, 15, 12, 13, 14);
-    }
+    ZL_SALSA20_ROUNDS(QUARTER_ROUND, x)
 }
 
 /* Lays out Salsa20's input: the constants on the diagonal, the key's halves

@@ -2,16 +2,15 @@
  * is h = (h + m) * r mod 2^130 - 5, with products in 128-bit integers and
  * what passes 2^130 folded back in as five times it. */
 #include "poly1305.h"
+#include "poly1305_limbs.h"
 #include "poly1305_x4.h"
 
 #if ZL_POLY1305_NATIVE
 
 #include <string.h>
 
-__extension__ typedef unsigned __int128 u128;
-
-#define MASK44 ((UINT64_C(1) << 44) - 1)
-#define MASK42 ((UINT64_C(1) << 42) - 1)
+#define MASK44 ZL_POLY_MASK44
+#define MASK42 ZL_POLY_MASK42
 
 static uint64_t load64(const uint8_t *p)
 {
@@ -44,33 +43,19 @@ void zl_poly1305_init(zl_poly1305 *p, const uint8_t key[32])
  * bit 40), 0 for the padded last one, which carries its own 1 byte. */
 static void blocks(zl_poly1305 *p, const uint8_t *m, size_t len, uint64_t hibit)
 {
-    const uint64_t r0 = p->r[0], r1 = p->r[1], r2 = p->r[2];
-    const uint64_t s1 = r1 * (5 << 2), s2 = r2 * (5 << 2);
-    uint64_t h0 = p->h[0], h1 = p->h[1], h2 = p->h[2];
+    const uint64_t r[3] = {p->r[0], p->r[1], p->r[2]};
+    const uint64_t s1 = r[1] * (5 << 2), s2 = r[2] * (5 << 2);
+    uint64_t h[3] = {p->h[0], p->h[1], p->h[2]};
     for (; len >= 16; len -= 16, m += 16) {
         uint64_t t0 = load64(m), t1 = load64(m + 8);
-        h0 += t0 & MASK44;
-        h1 += ((t0 >> 44) | (t1 << 20)) & MASK44;
-        h2 += ((t1 >> 24) & MASK42) | hibit;
-        u128 d0 = (u128)h0 * r0 + (u128)h1 * s2 + (u128)h2 * s1;
-        u128 d1 = (u128)h0 * r1 + (u128)h1 * r0 + (u128)h2 * s2;
-        u128 d2 = (u128)h0 * r2 + (u128)h1 * r1 + (u128)h2 * r0;
-        uint64_t c = (uint64_t)(d0 >> 44);
-        h0 = (uint64_t)d0 & MASK44;
-        d1 += c;
-        c = (uint64_t)(d1 >> 44);
-        h1 = (uint64_t)d1 & MASK44;
-        d2 += c;
-        c = (uint64_t)(d2 >> 42);
-        h2 = (uint64_t)d2 & MASK42;
-        h0 += c * 5;
-        c = h0 >> 44;
-        h0 &= MASK44;
-        h1 += c;
+        h[0] += t0 & MASK44;
+        h[1] += ((t0 >> 44) | (t1 << 20)) & MASK44;
+        h[2] += ((t1 >> 24) & MASK42) | hibit;
+        zl_poly1305_mul(h, r, s1, s2);
     }
-    p->h[0] = h0;
-    p->h[1] = h1;
-    p->h[2] = h2;
+    p->h[0] = h[0];
+    p->h[1] = h[1];
+    p->h[2] = h[2];
 }
 
 void zl_poly1305_update(zl_poly1305 *p, const uint8_t *m, size_t len)
@@ -114,27 +99,11 @@ void zl_poly1305_finish(zl_poly1305 *p, uint8_t mac[16])
         memset(p->buffer + p->buffered + 1, 0, 16 - p->buffered - 1);
         blocks(p, p->buffer, 16, 0);
     }
-    uint64_t h0 = p->h[0], h1 = p->h[1], h2 = p->h[2];
     /* Fully carried, then h - p chosen by mask when h >= p. */
-    uint64_t c = h1 >> 44;
-    h1 &= MASK44;
-    h2 += c;
-    c = h2 >> 42;
-    h2 &= MASK42;
-    h0 += c * 5;
-    c = h0 >> 44;
-    h0 &= MASK44;
-    h1 += c;
-    c = h1 >> 44;
-    h1 &= MASK44;
-    h2 += c;
-    c = h2 >> 42;
-    h2 &= MASK42;
-    h0 += c * 5;
-    c = h0 >> 44;
-    h0 &= MASK44;
-    h1 += c;
+    zl_poly1305_carry(p->h);
+    uint64_t h0 = p->h[0], h1 = p->h[1], h2 = p->h[2];
     uint64_t g0 = h0 + 5;
+    uint64_t c;
     c = g0 >> 44;
     g0 &= MASK44;
     uint64_t g1 = h1 + c;

@@ -8,56 +8,20 @@
 
 #include <immintrin.h>
 
-__extension__ typedef unsigned __int128 u128;
+#include "poly1305_limbs.h"
 
 #define ZL_TARGET __attribute__((target("avx2")))
 
 #define MASK26 ((UINT64_C(1) << 26) - 1)
-#define MASK44 ((UINT64_C(1) << 44) - 1)
-#define MASK42 ((UINT64_C(1) << 42) - 1)
-
-/* a * b mod 2^130 - 5 in poly1305.c's limbs, carried so that each limb is
- * back within its width (the last maybe one above). */
-static void mul44(uint64_t out[3], const uint64_t a[3], const uint64_t b[3])
-{
-    const uint64_t s1 = b[1] * (5 << 2), s2 = b[2] * (5 << 2);
-    u128 d0 = (u128)a[0] * b[0] + (u128)a[1] * s2 + (u128)a[2] * s1;
-    u128 d1 = (u128)a[0] * b[1] + (u128)a[1] * b[0] + (u128)a[2] * s2;
-    u128 d2 = (u128)a[0] * b[2] + (u128)a[1] * b[1] + (u128)a[2] * b[0];
-    uint64_t c = (uint64_t)(d0 >> 44);
-    uint64_t h0 = (uint64_t)d0 & MASK44;
-    d1 += c;
-    c = (uint64_t)(d1 >> 44);
-    uint64_t h1 = (uint64_t)d1 & MASK44;
-    d2 += c;
-    c = (uint64_t)(d2 >> 42);
-    uint64_t h2 = (uint64_t)d2 & MASK42;
-    h0 += c * 5;
-    c = h0 >> 44;
-    h0 &= MASK44;
-    h1 += c;
-    out[0] = h0;
-    out[1] = h1;
-    out[2] = h2;
-}
+#define MASK44 ZL_POLY_MASK44
 
 /* 44-bit limbs to five 26-bit ones, carried first so that each fits. */
 static void to26(uint64_t out[5], const uint64_t in[3])
 {
-    uint64_t h0 = in[0], h1 = in[1], h2 = in[2];
-    uint64_t c = h0 >> 44;
-    h0 &= MASK44;
-    h1 += c;
-    c = h1 >> 44;
-    h1 &= MASK44;
-    h2 += c;
-    c = h2 >> 42;
-    h2 &= MASK42;
-    h0 += c * 5;
-    c = h0 >> 44;
-    h0 &= MASK44;
-    h1 += c;
-    c = h1 >> 44;
+    uint64_t h[3] = {in[0], in[1], in[2]};
+    zl_poly1305_carry(h);
+    uint64_t h0 = h[0], h1 = h[1], h2 = h[2];
+    uint64_t c = h1 >> 44; /* h1 may be 2^44 exactly */
     h1 &= MASK44;
     h2 += c; /* at most 2^42 now: limb 4 may take one bit more */
     out[0] = h0 & MASK26;
@@ -205,10 +169,13 @@ ZL_TARGET void zl_poly1305_blocks_x4(uint64_t h[3], const uint64_t r[3],
 {
     /* r, r^2, r^3, r^4 in 26-bit limbs. */
     uint64_t pow44[4][3], pow26[4][5];
-    for (int i = 0; i < 3; i++)
-        pow44[0][i] = r[i];
-    for (int p = 1; p < 4; p++)
-        mul44(pow44[p], pow44[p - 1], r);
+    const uint64_t s1 = r[1] * (5 << 2), s2 = r[2] * (5 << 2);
+    for (int p = 0; p < 4; p++) {
+        for (int i = 0; i < 3; i++)
+            pow44[p][i] = p ? pow44[p - 1][i] : r[i];
+        if (p)
+            zl_poly1305_mul(pow44[p], r, s1, s2);
+    }
     for (int p = 0; p < 4; p++)
         to26(pow26[p], pow44[p]);
     uint64_t all_r4[4][5], last[4][5];

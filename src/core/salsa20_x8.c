@@ -4,6 +4,9 @@
  * transpose lays out. */
 #include "salsa20_x8.h"
 
+#include "salsa20_rounds.h"
+#include "salsa20_x4.h"
+
 #if ZL_SALSA20_X8
 
 #include <immintrin.h>
@@ -25,36 +28,6 @@ ZL_TARGET static inline __m256i rotl(__m256i v, int n)
         x[a] = _mm256_xor_si256(x[a], rotl(_mm256_add_epi32(x[d], x[c]), 18)); \
     } while (0)
 
-/* Word rows of four blocks become the rows of one block each. */
-ZL_TARGET static inline void transpose(__m128i *a, __m128i *b, __m128i *c,
-                                       __m128i *d)
-{
-    __m128i t0 = _mm_unpacklo_epi32(*a, *b), t1 = _mm_unpacklo_epi32(*c, *d);
-    __m128i t2 = _mm_unpackhi_epi32(*a, *b), t3 = _mm_unpackhi_epi32(*c, *d);
-    *a = _mm_unpacklo_epi64(t0, t1);
-    *b = _mm_unpackhi_epi64(t0, t1);
-    *c = _mm_unpacklo_epi64(t2, t3);
-    *d = _mm_unpackhi_epi64(t2, t3);
-}
-
-/* Blocks first..first+3 from one half of the eight-wide state: row[i] is
- * word i of those four blocks. */
-ZL_TARGET static void xor_four(__m128i row[16], uint8_t *out, const uint8_t *in)
-{
-    for (int g = 0; g < 4; g++)
-        transpose(&row[4 * g], &row[4 * g + 1], &row[4 * g + 2],
-                  &row[4 * g + 3]);
-    /* In the order of the bytes: out may lie a little before in. */
-    for (int j = 0; j < 4; j++) {
-        for (int g = 0; g < 4; g++) {
-            size_t at = (size_t)64 * j + (size_t)16 * g;
-            __m128i data = _mm_loadu_si128((const __m128i *)(in + at));
-            _mm_storeu_si128((__m128i *)(out + at),
-                             _mm_xor_si128(data, row[4 * g + j]));
-        }
-    }
-}
-
 ZL_TARGET void zl_salsa20_xor_8_blocks(uint32_t input[16], uint8_t *out,
                                        const uint8_t *in)
 {
@@ -70,25 +43,16 @@ ZL_TARGET void zl_salsa20_xor_8_blocks(uint32_t input[16], uint8_t *out,
     start[8] = _mm256_loadu_si256((const __m256i *)lo);
     start[9] = _mm256_loadu_si256((const __m256i *)hi);
     memcpy(x, start, sizeof x);
-    for (int round = 0; round < 10; round++) {
-        QUARTER_ROUND(x, 0, 4, 8, 12);
-        QUARTER_ROUND(x, 5, 9, 13, 1);
-        QUARTER_ROUND(x, 10, 14, 2, 6);
-        QUARTER_ROUND(x, 15, 3, 7, 11);
-        QUARTER_ROUND(x, 0, 1, 2, 3);
-        QUARTER_ROUND(x, 5, 6, 7, 4);
-        QUARTER_ROUND(x, 10, 11, 8, 9);
-        QUARTER_ROUND(x, 15, 12, 13, 14);
-    }
+    ZL_SALSA20_ROUNDS(QUARTER_ROUND, x)
     __m128i half[16];
     for (int i = 0; i < 16; i++) {
         x[i] = _mm256_add_epi32(x[i], start[i]);
         half[i] = _mm256_castsi256_si128(x[i]);
     }
-    xor_four(half, out, in);
+    zl_salsa20_xor_rows(half, out, in);
     for (int i = 0; i < 16; i++)
         half[i] = _mm256_extracti128_si256(x[i], 1);
-    xor_four(half, out + 256, in + 256);
+    zl_salsa20_xor_rows(half, out + 256, in + 256);
     uint32_t before = input[8];
     input[8] += 8;
     if (input[8] < before)

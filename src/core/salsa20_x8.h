@@ -4,16 +4,15 @@
 #ifndef ZL_SALSA20_X8_H
 #define ZL_SALSA20_X8_H
 
-#include <stdbool.h>
 #include <stdint.h>
+
+#include "cpu_features.h"
 
 /* Not for Windows: mingw-w64's gcc does not align the stack to 32 bytes,
  * and spills 256-bit registers there with aligned moves (gcc bug 54412). */
 #if (defined(__GNUC__) || defined(__clang__)) && defined(__x86_64__) &&        \
     !defined(_WIN32)
 #define ZL_SALSA20_X8 1
-/* Whether this CPU and OS run AVX2 code (cpu_features.c). */
-extern bool zl_cpu_has_avx2;
 /* out = in XOR the eight keystream blocks from input's counter (512
  * bytes; out may be in), and the counter moves on by eight. Only where
  * zl_cpu_has_avx2. */

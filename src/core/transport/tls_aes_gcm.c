@@ -8,24 +8,11 @@
 #include <mbedtls/platform_util.h>
 
 #include "atomics.h"
+#include "cpu_features.h"
 #include "tls_aes_gcm_x86.h"
 
 #ifdef ZL_AES_GCM_X86
 #include <cpuid.h>
-
-/* The OS saves the YMM registers across context switches: without that,
- * AVX2 code would see its upper halves lost. */
-static bool ymm_state_saved(unsigned leaf1_ecx)
-{
-    const unsigned osxsave = 1u << 27, avx = 1u << 28;
-    if ((leaf1_ecx & (osxsave | avx)) != (osxsave | avx))
-        return false;
-    unsigned xcr0_lo, xcr0_hi;
-    __asm__ volatile("xgetbv" : "=a"(xcr0_lo), "=d"(xcr0_hi) : "c"(0));
-    (void)xcr0_hi;
-    const unsigned sse_state = 1u << 1, avx_state = 1u << 2;
-    return (xcr0_lo & (sse_state | avx_state)) == (sse_state | avx_state);
-}
 
 static int detect_level(void)
 {
@@ -37,12 +24,11 @@ static int detect_level(void)
     const unsigned need = aes | pclmulqdq | ssse3 | sse41;
     if ((ecx & need) != need)
         return ZL_AES_GCM_PORTABLE;
-    if (!ymm_state_saved(ecx))
+    /* AVX2 as cpu_features.c found it, the OS's YMM state included. */
+    if (!zl_cpu_has_avx2 || !__get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx))
         return ZL_AES_GCM_AESNI;
-    if (!__get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx))
-        return ZL_AES_GCM_AESNI;
-    const unsigned avx2 = 1u << 5, vaes = 1u << 9, vpclmulqdq = 1u << 10;
-    if ((ebx & avx2) && (ecx & vaes) && (ecx & vpclmulqdq))
+    const unsigned vaes = 1u << 9, vpclmulqdq = 1u << 10;
+    if ((ecx & vaes) && (ecx & vpclmulqdq))
         return ZL_AES_GCM_VAES;
     return ZL_AES_GCM_AESNI;
 }
