@@ -561,6 +561,17 @@ int zl_listener_open_ex(zl_loop *loop, const zl_addr *addr, int backlog,
     return zl_listener_open(loop, addr, backlog, out);
 }
 
+/* USE_FD names an OS socket, and the fake backend has none to take. */
+int zl_listener_adopt(zl_loop *loop, zl_os_socket fd, bool local,
+                      zl_listener **out)
+{
+    (void)loop;
+    (void)fd;
+    (void)local;
+    (void)out;
+    return -EINVAL;
+}
+
 int zl_listener_local_addr(zl_listener *l, zl_addr *out)
 {
     *out = l->addr;
