@@ -174,9 +174,16 @@ zl_handle *zl_handle_connect(zl_loop *loop, const zl_addr *addr, zl_op *op,
 void zl_handle_set_buffers(zl_handle *h, int sndbuf, int rcvbuf);
 /* The peer's address, as "tcp://1.2.3.4:5" fits; 0 or -errno. */
 int zl_handle_peer_addr(zl_handle *h, zl_addr *out);
-/* An AF_UNIX peer's credentials (SO_PEERCRED); 0, or -ENOTSUP where the OS
- * does not tell them. */
+/* An AF_UNIX peer's credentials; 0, or -ENOTSUP where the OS does not tell
+ * them. *pid is -1 where the OS tells the ids only. */
 int zl_handle_peer_cred(zl_handle *h, unsigned *uid, unsigned *gid, int *pid);
+/* What zl_handle_peer_cred tells on this OS, for the options that filter on
+ * it: the uid and gid, and the pid. */
+enum { ZL_PEER_CRED_IDS = 1, ZL_PEER_CRED_PID = 2 };
+int zl_peer_cred_kinds(void);
+/* Whether the OS's group database lists user uid as a member of group gid,
+ * as libzmq's ipc listener asks it. May block on a directory service. */
+bool zl_user_in_group(unsigned uid, unsigned gid);
 /* The OS socket, for the values libzmq's monitor events carry. */
 zl_os_socket zl_handle_os_socket(const zl_handle *h);
 /* Whether the connect zl_handle_connect_ex started waits on the network,

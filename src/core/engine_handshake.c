@@ -116,8 +116,13 @@ void zl_engine_peer_address(zl_engine *e, char *out, size_t cap)
     } else if (addr.u.sa.sa_family == AF_UNIX) {
         unsigned uid, gid;
         int pid;
-        if (zl_handle_peer_cred(e->stream->handle, &uid, &gid, &pid) == 0)
+        if (zl_handle_peer_cred(e->stream->handle, &uid, &gid, &pid) != 0)
+            return;
+        /* The pid's field stays empty where the OS tells the ids only. */
+        if (pid >= 0)
             snprintf(out, cap, "localhost:%u:%u:%d", uid, gid, pid);
+        else
+            snprintf(out, cap, "localhost:%u:%u:", uid, gid);
     }
 }
 

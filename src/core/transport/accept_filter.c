@@ -1,9 +1,7 @@
 /* accept_filter.c — the address masks and peer credentials a listener
  * admits, with libzmq's rules: any matching filter admits, and a kind with
- * no filter set admits everyone. */
-#if !defined(_WIN32) && !defined(_GNU_SOURCE)
-#define _GNU_SOURCE /* SO_PEERCRED */
-#endif
+ * no filter set admits everyone. What the OS tells of a peer is the
+ * backend's (zl_handle_peer_cred). */
 #include "accept_filter.h"
 
 #include <errno.h>
@@ -11,12 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <uv.h>
-
-#if !defined(_WIN32)
-#include <grp.h>
-#include <pwd.h>
-#include <unistd.h>
-#endif
 
 #include "zlink.h"
 
@@ -37,10 +29,6 @@ struct zl_accept_filters {
     size_t mask_count;
     zl_id_set uids, gids, pids;
 };
-
-#if defined(SO_PEERCRED)
-#define HAVE_PEER_CRED 1
-#endif
 
 static zl_accept_filters *filters_of(zl_accept_filters **f)
 {
@@ -129,7 +117,6 @@ int zl_accept_filters_add_tcp(zl_accept_filters **f, const void *val,
     return 0;
 }
 
-#if defined(HAVE_PEER_CRED)
 static int add_id(zl_id_set *set, long id)
 {
     for (size_t i = 0; i < set->count; i++)
@@ -152,62 +139,52 @@ static bool has_id(const zl_id_set *set, long id)
             return true;
     return false;
 }
-#endif
+
+static zl_id_set *ids_of(zl_accept_filters *f, int option)
+{
+    return option == ZLINK_IPC_FILTER_UID   ? &f->uids
+           : option == ZLINK_IPC_FILTER_GID ? &f->gids
+                                            : &f->pids;
+}
 
 int zl_accept_filters_add_ipc(zl_accept_filters **f, int option,
                               const void *val, size_t len)
 {
-#if defined(HAVE_PEER_CRED)
-    long id;
-    size_t size;
-    if (option == ZLINK_IPC_FILTER_UID)
-        size = sizeof(uid_t);
-    else if (option == ZLINK_IPC_FILTER_GID)
-        size = sizeof(gid_t);
-    else
-        size = sizeof(pid_t);
-    if (!val && len == 0) {
-        if (!*f)
-            return 0;
-        zl_id_set *set = option == ZLINK_IPC_FILTER_UID   ? &(*f)->uids
-                         : option == ZLINK_IPC_FILTER_GID ? &(*f)->gids
-                                                          : &(*f)->pids;
-        free(set->ids);
-        set->ids = NULL;
-        set->count = 0;
-        return 0;
-    }
-    if (!val || len != size) {
+    /* As a libzmq built where the OS cannot tell the credential. */
+    int needs =
+        option == ZLINK_IPC_FILTER_PID ? ZL_PEER_CRED_PID : ZL_PEER_CRED_IDS;
+    if (!(zl_peer_cred_kinds() & needs)) {
         errno = EINVAL;
         return -1;
     }
-    if (option == ZLINK_IPC_FILTER_UID) {
-        uid_t v;
-        memcpy(&v, val, sizeof v);
-        id = (long)v;
-    } else if (option == ZLINK_IPC_FILTER_GID) {
-        gid_t v;
+    if (!val && len == 0) {
+        if (*f) {
+            zl_id_set *set = ids_of(*f, option);
+            free(set->ids);
+            set->ids = NULL;
+            set->count = 0;
+        }
+        return 0;
+    }
+    /* A uid_t, gid_t or pid_t, as libzmq takes them: 32 bits wherever the
+     * OS tells peer credentials. */
+    if (!val || len != sizeof(int32_t)) {
+        errno = EINVAL;
+        return -1;
+    }
+    long id;
+    if (option == ZLINK_IPC_FILTER_PID) {
+        int32_t v;
         memcpy(&v, val, sizeof v);
         id = (long)v;
     } else {
-        pid_t v;
+        uint32_t v;
         memcpy(&v, val, sizeof v);
         id = (long)v;
     }
     if (!filters_of(f))
         return -1;
-    zl_id_set *set = option == ZLINK_IPC_FILTER_UID   ? &(*f)->uids
-                     : option == ZLINK_IPC_FILTER_GID ? &(*f)->gids
-                                                      : &(*f)->pids;
-    return add_id(set, id);
-#else
-    (void)f;
-    (void)option;
-    (void)val;
-    (void)len;
-    errno = EINVAL; /* as a libzmq built where the OS cannot tell */
-    return -1;
-#endif
+    return add_id(ids_of(*f, option), id);
 }
 
 static int copy_ids(zl_id_set *dst, const zl_id_set *src)
@@ -273,17 +250,14 @@ static bool mask_matches(const zl_addr_mask *m, int family, const uint8_t *addr)
     return (m->net[whole] & keep) == (addr[whole] & keep);
 }
 
-static bool address_admitted(const zl_accept_filters *f, zl_handle *h)
+static bool address_admitted(const zl_accept_filters *f, const zl_addr *peer)
 {
-    zl_addr peer;
-    if (zl_handle_peer_addr(h, &peer) != 0)
-        return false;
-    int family = peer.u.sa.sa_family;
+    int family = peer->u.sa.sa_family;
     const uint8_t *addr;
     if (family == AF_INET) {
-        addr = (const uint8_t *)&peer.u.in4.sin_addr;
+        addr = (const uint8_t *)&peer->u.in4.sin_addr;
     } else if (family == AF_INET6) {
-        addr = (const uint8_t *)&peer.u.in6.sin6_addr;
+        addr = (const uint8_t *)&peer->u.in6.sin6_addr;
     } else {
         return false;
     }
@@ -301,49 +275,19 @@ static bool address_admitted(const zl_accept_filters *f, zl_handle *h)
     return false;
 }
 
-#if defined(HAVE_PEER_CRED)
-/* Whether the user uid belongs to group gid as a supplementary member,
- * as libzmq's ipc listener asks the group database. */
-static bool user_in_group(unsigned uid, long gid)
-{
-    char buf[16384];
-    struct passwd pw, *pwp = NULL;
-    if (getpwuid_r((uid_t)uid, &pw, buf, sizeof buf, &pwp) != 0 || !pwp)
-        return false;
-    char name[256];
-    size_t name_len = strlen(pw.pw_name);
-    if (name_len >= sizeof name)
-        return false;
-    memcpy(name, pw.pw_name, name_len + 1);
-    struct group gr, *grp = NULL;
-    if (getgrgid_r((gid_t)gid, &gr, buf, sizeof buf, &grp) != 0 || !grp)
-        return false;
-    for (char **member = gr.gr_mem; member && *member; member++)
-        if (strcmp(*member, name) == 0)
-            return true;
-    return false;
-}
-#endif
-
 static bool credentials_admitted(const zl_accept_filters *f, zl_handle *h)
 {
-#if defined(HAVE_PEER_CRED)
     unsigned uid, gid;
     int pid;
     if (zl_handle_peer_cred(h, &uid, &gid, &pid) != 0)
         return false;
     if (has_id(&f->uids, (long)uid) || has_id(&f->gids, (long)gid) ||
-        has_id(&f->pids, (long)pid))
+        (pid >= 0 && has_id(&f->pids, (long)pid)))
         return true;
     for (size_t i = 0; i < f->gids.count; i++)
-        if (user_in_group(uid, f->gids.ids[i]))
+        if (zl_user_in_group(uid, (unsigned)f->gids.ids[i]))
             return true;
     return false;
-#else
-    (void)f;
-    (void)h;
-    return true; /* no credential filter can be set here */
-#endif
 }
 
 bool zl_accept_filters_admit(const zl_accept_filters *f, zl_handle *h)
@@ -351,10 +295,10 @@ bool zl_accept_filters_admit(const zl_accept_filters *f, zl_handle *h)
     if (!f)
         return true;
     zl_addr peer;
-    bool ipc =
-        zl_handle_peer_addr(h, &peer) == 0 && peer.u.sa.sa_family == AF_UNIX;
-    if (ipc)
+    if (zl_handle_peer_addr(h, &peer) != 0)
+        return false;
+    if (peer.u.sa.sa_family == AF_UNIX)
         return f->uids.count + f->gids.count + f->pids.count == 0 ||
                credentials_admitted(f, h);
-    return f->mask_count == 0 || address_admitted(f, h);
+    return f->mask_count == 0 || address_admitted(f, &peer);
 }
