@@ -149,7 +149,7 @@ stage_cross() {
 # by; each target runs a fixed number of inputs from a fixed seed.
 stage_fuzz() {
     local dir=$BUILD_ROOT/fuzz
-    BUILD_TARGET="fuzz_zmtp fuzz_connection fuzz_ws fuzz_tls" sanitizer_build "$dir" "-fsanitize=address,undefined \
+    BUILD_TARGET="fuzz_zmtp fuzz_connection fuzz_ws fuzz_tls fuzz_socks" sanitizer_build "$dir" "-fsanitize=address,undefined \
 -fsanitize=fuzzer-no-link -fno-omit-frame-pointer \
 -fno-sanitize-recover=undefined" -DZLINK_BUILD_FUZZ=ON
     (cd "$dir" &&
