@@ -8,10 +8,11 @@
 
 #include "cpu_features.h"
 
-/* Not for Windows: mingw-w64's gcc does not align the stack to 32 bytes,
- * and spills 256-bit registers there with aligned moves (gcc bug 54412). */
+/* On Windows only where the build makes AVX spills safe (CMakeLists.txt,
+ * ZLINK_AVX_SPILLS_UNALIGNED): mingw-w64's gcc does not align the stack to
+ * 32 bytes, and spills 256-bit registers there with aligned moves. */
 #if (defined(__GNUC__) || defined(__clang__)) && defined(__x86_64__) &&        \
-    !defined(_WIN32)
+    (!defined(_WIN32) || defined(ZLINK_AVX_SPILLS_UNALIGNED))
 #define ZL_SALSA20_X8 1
 /* out = in XOR the eight keystream blocks from input's counter (512
  * bytes; out may be in), and the counter moves on by eight. Only where
