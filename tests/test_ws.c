@@ -929,6 +929,36 @@ START_TEST(plain_client_refused)
 }
 END_TEST
 
+/* The server's side of the same: a PLAIN or CURVE server refuses a ws
+ * peer, whose upgrade is done before its session starts, and goes on
+ * serving. */
+START_TEST(plain_server_refuses_ws_peers)
+{
+    void *ctx = zt_ctx();
+    void *server = zt_socket(ctx, ZLINK_PAIR);
+    zt_set_int(server, ZLINK_PLAIN_SERVER, 1);
+    ck_assert_int_eq(
+        zlink_socket_monitor(server, "inproc://plain-ws-server",
+                             ZLINK_EVENT_HANDSHAKE_FAILED_PROTOCOL),
+        0);
+    void *mon = zt_socket(ctx, ZLINK_PAIR);
+    zt_connect(mon, "inproc://plain-ws-server");
+    char ep[256];
+    bind_ws(server, "/p", ep, sizeof ep);
+    for (int i = 0; i < 2; i++) {
+        raw_fd fd =
+            raw_upgrade(port_of(ep), "/p", i ? "ZWS2.0/NULL" : "ZWS2.0");
+        expect_monitor_event(mon, ZLINK_EVENT_HANDSHAKE_FAILED_PROTOCOL,
+                             ZLINK_PROTOCOL_ERROR_ZMTP_MECHANISM_MISMATCH);
+        ck_assert(raw_closed_by_peer(fd, ZT_TIMEOUT_MS));
+        raw_close(fd);
+    }
+    zt_close(mon);
+    zt_close(server);
+    zt_term(ctx);
+}
+END_TEST
+
 /* NULL with a ZAP_DOMAIN over ws (ZWS2.0/NULL, which exchanges READY):
  * the server asks its handler first, as over tcp, and a refusal reaches
  * both monitors. */
@@ -975,6 +1005,7 @@ Suite *ws_suite(void)
     tcase_add_loop_test(tc, every_pair, 0, sizeof pairs / sizeof pairs[0]);
     tcase_add_test(tc, pair_sizes);
     tcase_add_test(tc, plain_client_refused);
+    tcase_add_test(tc, plain_server_refuses_ws_peers);
     tcase_add_test(tc, null_zap_refused);
     tcase_add_test(tc, paths_share_a_port);
     tcase_add_test(tc, allowed_origins);

@@ -64,6 +64,7 @@ static void maybe_free(zl_engine *e)
 static void stop_timers(zl_engine *e)
 {
     zl_timer_stop(e->loop, &e->handshake_timer);
+    zl_timer_stop(e->loop, &e->start_timer);
     zl_timer_stop(e->loop, &e->heartbeat_timer);
     zl_timer_stop(e->loop, &e->heartbeat_deadline);
 }
@@ -207,7 +208,8 @@ static void start_protocol(zl_engine *e)
     if (e->raw) {
         set_state(e, ZL_ENGINE_ACTIVE);
         zl_timer_stop(e->loop, &e->handshake_timer);
-        zl_engine_raw_start(e);
+        if (!zl_engine_raw_start(e))
+            return;
         zl_engine_fill_output(e);
         zl_engine_start_read(e);
         return;
@@ -259,7 +261,10 @@ static void become_active(zl_engine *e, const zl_blob *peer_routing_id)
     if (e->heartbeat_ivl > 0 && zl_engine_speaks_commands(e))
         zl_timer_start(e->loop, &e->heartbeat_timer,
                        (uint64_t)e->heartbeat_ivl);
-    zl_session_engine_ready(e->session, peer_routing_id);
+    if (zl_session_engine_ready(e->session, peer_routing_id) != 0) {
+        zl_engine_fail_io(e, -ENOMEM);
+        return;
+    }
     zl_engine_fill_output(e);
 }
 
@@ -423,6 +428,12 @@ static void on_transport_ready(zl_op *op, int status, size_t bytes)
     dispatch_completion(op->data, ZL_ENGINE_TRANSPORT_DONE, status, bytes);
 }
 
+static void on_stream_ready(zl_timer *t)
+{
+    zl_engine_args ready = {.status = 0};
+    zl_engine_dispatch(t->data, ZL_ENGINE_TRANSPORT_DONE, &ready);
+}
+
 static void on_handshake_timeout(zl_timer *t)
 {
     zl_engine_dispatch(t->data, ZL_ENGINE_HANDSHAKE_TIMEOUT, NULL);
@@ -498,10 +509,13 @@ zl_engine *zl_engine_create(zl_session *session, zl_loop *loop,
         zl_timer_start(loop, &e->handshake_timer, (uint64_t)e->handshake_ivl);
     e->pending_ops++;
     if (!zl_stream_handshake(stream, &e->transport_op)) {
-        /* No handshake of its own: the stream is ready now. */
+        /* No handshake of its own: the stream is ready now. Starting it
+         * here could fail the engine inside this call, and tell a session
+         * that does not hold it yet. */
         e->pending_ops--;
-        zl_engine_args ready = {.status = 0};
-        zl_engine_dispatch(e, ZL_ENGINE_TRANSPORT_DONE, &ready);
+        e->start_timer.cb = on_stream_ready;
+        e->start_timer.data = e;
+        zl_timer_start(loop, &e->start_timer, 0);
     }
     return e;
 }

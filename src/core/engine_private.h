@@ -173,6 +173,9 @@ struct zl_engine {
     size_t commands_len;
 
     zl_timer handshake_timer;
+    /* Starts the protocol of a stream with no handshake of its own on the
+     * loop's next turn, so that the session holds the engine first. */
+    zl_timer start_timer;
     zl_timer heartbeat_timer;    /* sends PING every heartbeat_ivl */
     zl_timer heartbeat_deadline; /* no traffic for this long: close */
 };
@@ -257,8 +260,9 @@ size_t zl_engine_curve_seal(zl_engine *e, uint8_t *out, uint8_t msg_flags,
 bool zl_engine_curve_open(zl_engine *e, zlink_msg_t *msg);
 
 /* engine_raw.c: a STREAM socket's connection. */
-/* The session's pipe, and the empty message that announces the peer. */
-void zl_engine_raw_start(zl_engine *e);
+/* The session's pipe, and the empty message that announces the peer;
+ * false when the connection failed for want of memory for the pipe. */
+bool zl_engine_raw_start(zl_engine *e);
 /* The empty message that announces the peer's end, before the session
  * hears of it. */
 void zl_engine_raw_notify_end(zl_engine *e);

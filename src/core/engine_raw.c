@@ -21,14 +21,17 @@ static void notify(zl_engine *e)
     zl_session_flush(e->session);
 }
 
-void zl_engine_raw_start(zl_engine *e)
+bool zl_engine_raw_start(zl_engine *e)
 {
     zl_engine_make_bare_metadata(e);
     /* The pipe is named on the socket's side (stream.c). */
     static const zl_blob no_id = {.len = 0};
-    zl_session_engine_ready(e->session, &no_id);
-    if (e->state == ZL_ENGINE_ACTIVE)
-        notify(e);
+    if (zl_session_engine_ready(e->session, &no_id) != 0) {
+        zl_engine_fail_io(e, -ENOMEM);
+        return false;
+    }
+    notify(e);
+    return true;
 }
 
 void zl_engine_raw_notify_end(zl_engine *e)

@@ -130,7 +130,7 @@ static bool router_waits_for_id(const zl_options *o)
 
 /* ---- called by the engine ---- */
 
-void zl_session_engine_ready(zl_session *s, const zl_blob *peer_routing_id)
+int zl_session_engine_ready(zl_session *s, const zl_blob *peer_routing_id)
 {
     /* A STREAM connection has no handshake, and libzmq reports none. */
     if (s->options.type != ZLINK_STREAM)
@@ -138,13 +138,10 @@ void zl_session_engine_ready(zl_session *s, const zl_blob *peer_routing_id)
                          s->endpoint);
     s->reconnect_ivl_now = s->options.reconnect_ivl;
     if (s->pipe)
-        return;
+        return 0;
     zl_pipe *socket_end;
-    if (create_pipe(s, &socket_end) != 0) {
-        zl_engine_destroy(s->engine);
-        s->engine = NULL;
-        return;
-    }
+    if (create_pipe(s, &socket_end) != 0)
+        return -1;
     /* CONNECT_ROUTING_ID names this peer on our side, whatever it
      * announced. */
     const zl_blob *id = s->options.connect_routing_id
@@ -156,9 +153,7 @@ void zl_session_engine_ready(zl_session *s, const zl_blob *peer_routing_id)
          * command. */
         zl_pipe_release(socket_end);
         close_pipe(s);
-        zl_engine_destroy(s->engine);
-        s->engine = NULL;
-        return;
+        return -1;
     }
     /* The socket writes PROBE_ROUTER's message when it attaches a pipe,
      * which waits for the application's next call. A pipe made at
@@ -169,6 +164,7 @@ void zl_session_engine_ready(zl_session *s, const zl_blob *peer_routing_id)
         socket_end->probe_sent = true;
     }
     send_to_socket(s, ZL_CMD_ATTACH_PIPE, socket_end);
+    return 0;
 }
 
 int zl_session_pull(zl_session *s, zlink_msg_t *msg)

@@ -97,8 +97,9 @@ zl_session *zl_session_create_accepted_stream(struct zl_socket *socket,
                                               uint64_t handshake_spent_ms,
                                               const char *endpoint);
 
-/* Called by the engine. */
-void zl_session_engine_ready(zl_session *s, const zl_blob *peer_routing_id);
+/* Called by the engine. engine_ready gives the session its pipe: -1 when
+ * there is no memory for it, and the engine then fails the connection. */
+int zl_session_engine_ready(zl_session *s, const zl_blob *peer_routing_id);
 /* One part from the socket: ZL_PIPE_MSG, ZL_PIPE_EMPTY or ZL_PIPE_CLOSED. */
 int zl_session_pull(zl_session *s, zlink_msg_t *msg);
 /* As zl_session_pull, under CONFLATE (zl_options_conflates_out): a whole
