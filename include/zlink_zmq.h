@@ -246,6 +246,23 @@
 #define ZMQ_ZAP_DOMAIN ZLINK_ZAP_DOMAIN
 #define ZMQ_ZAP_ENFORCE_DOMAIN ZLINK_ZAP_ENFORCE_DOMAIN
 #define ZMQ_THREAD_SAFE ZLINK_THREAD_SAFE
+/* Kerberos (GSSAPI) and VMCI, which zlink does not offer. Their options
+ * fail with EINVAL and zmq_has("gssapi") and zmq_has("vmci") are false, as
+ * in a libzmq built without them; code that names them still compiles. */
+#define ZMQ_GSSAPI 3
+#define ZMQ_GSSAPI_SERVER 62
+#define ZMQ_GSSAPI_PRINCIPAL 63
+#define ZMQ_GSSAPI_SERVICE_PRINCIPAL 64
+#define ZMQ_GSSAPI_PLAINTEXT 65
+#define ZMQ_GSSAPI_PRINCIPAL_NAMETYPE 90
+#define ZMQ_GSSAPI_SERVICE_PRINCIPAL_NAMETYPE 91
+#define ZMQ_GSSAPI_NT_HOSTBASED 0
+#define ZMQ_GSSAPI_NT_USER_NAME 1
+#define ZMQ_GSSAPI_NT_KRB5_PRINCIPAL 2
+#define ZMQ_VMCI_BUFFER_SIZE 85
+#define ZMQ_VMCI_BUFFER_MIN_SIZE 86
+#define ZMQ_VMCI_BUFFER_MAX_SIZE 87
+#define ZMQ_VMCI_CONNECT_TIMEOUT 88
 /* libzmq's draft wss options, mapped onto the TLS options that serve
  * tls:// and wss:// alike. One difference: without ZMQ_WSS_HOSTNAME,
  * zlink checks the server's certificate against the endpoint's host,

@@ -107,6 +107,20 @@
     X(ZMQ_IPC_FILTER_PID, 58)                                                  \
     X(ZMQ_IPC_FILTER_UID, 59)                                                  \
     X(ZMQ_IPC_FILTER_GID, 60)                                                  \
+    X(ZMQ_GSSAPI, 3)                                                           \
+    X(ZMQ_GSSAPI_SERVER, 62)                                                   \
+    X(ZMQ_GSSAPI_PRINCIPAL, 63)                                                \
+    X(ZMQ_GSSAPI_SERVICE_PRINCIPAL, 64)                                        \
+    X(ZMQ_GSSAPI_PLAINTEXT, 65)                                                \
+    X(ZMQ_GSSAPI_PRINCIPAL_NAMETYPE, 90)                                       \
+    X(ZMQ_GSSAPI_SERVICE_PRINCIPAL_NAMETYPE, 91)                               \
+    X(ZMQ_GSSAPI_NT_HOSTBASED, 0)                                              \
+    X(ZMQ_GSSAPI_NT_USER_NAME, 1)                                              \
+    X(ZMQ_GSSAPI_NT_KRB5_PRINCIPAL, 2)                                         \
+    X(ZMQ_VMCI_BUFFER_SIZE, 85)                                                \
+    X(ZMQ_VMCI_BUFFER_MIN_SIZE, 86)                                            \
+    X(ZMQ_VMCI_BUFFER_MAX_SIZE, 87)                                            \
+    X(ZMQ_VMCI_CONNECT_TIMEOUT, 88)                                            \
     X(ZMQ_CONNECT_ROUTING_ID, 61)                                              \
     X(ZMQ_HANDSHAKE_IVL, 66)                                                   \
     X(ZMQ_XPUB_NODROP, 69)                                                     \
@@ -362,6 +376,40 @@ START_TEST(test_strerror_names_socket_errors)
 }
 END_TEST
 
+/* As a libzmq built without Kerberos or VMCI answers code that names
+ * them: the options are EINVAL both ways, and zmq_has says no. */
+START_TEST(test_gssapi_and_vmci_are_refused)
+{
+    void *ctx = zmq_ctx_new();
+    void *s = zmq_socket(ctx, ZMQ_DEALER);
+    static const int options[] = {
+        ZMQ_GSSAPI_SERVER,
+        ZMQ_GSSAPI_PRINCIPAL,
+        ZMQ_GSSAPI_SERVICE_PRINCIPAL,
+        ZMQ_GSSAPI_PLAINTEXT,
+        ZMQ_GSSAPI_PRINCIPAL_NAMETYPE,
+        ZMQ_GSSAPI_SERVICE_PRINCIPAL_NAMETYPE,
+        ZMQ_VMCI_BUFFER_SIZE,
+        ZMQ_VMCI_BUFFER_MIN_SIZE,
+        ZMQ_VMCI_BUFFER_MAX_SIZE,
+        ZMQ_VMCI_CONNECT_TIMEOUT,
+    };
+    for (size_t i = 0; i < sizeof options / sizeof options[0]; i++) {
+        int one = 1;
+        ck_assert_int_eq(zmq_setsockopt(s, options[i], &one, sizeof one), -1);
+        ck_assert_int_eq(zmq_errno(), EINVAL);
+        char buf[64];
+        size_t len = sizeof buf;
+        ck_assert_int_eq(zmq_getsockopt(s, options[i], buf, &len), -1);
+        ck_assert_int_eq(zmq_errno(), EINVAL);
+    }
+    ck_assert_int_eq(zmq_has("gssapi"), 0);
+    ck_assert_int_eq(zmq_has("vmci"), 0);
+    zmq_close(s);
+    zmq_ctx_term(ctx);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("zmq_compat");
@@ -371,6 +419,7 @@ static Suite *suite(void)
     tcase_add_test(tc, test_types_match_libzmq);
     tcase_add_test(tc, test_version_is_the_api_level);
     tcase_add_test(tc, test_strerror_names_socket_errors);
+    tcase_add_test(tc, test_gssapi_and_vmci_are_refused);
     suite_add_tcase(s, tc);
     return s;
 }
