@@ -402,6 +402,43 @@ START_TEST(ipv4_literal)
 }
 END_TEST
 
+/* With a source address (tcp://src;peer), the connect goes to the proxy:
+ * the source's family must be the proxy's, whatever the peer's. */
+START_TEST(source_meets_the_proxy)
+{
+    peers t;
+    peers_open(&t);
+    proxy p = {.mode = PROXY_FORWARD};
+    proxy_start(&p);
+    set_proxy(t.dealer, &p);
+    zl_test_set_int(t.dealer, ZLINK_IPV6, 1);
+    char endpoint[96];
+    snprintf(endpoint, sizeof endpoint, "tcp://127.0.0.1;[::1]:%d",
+             t.router_port);
+    ck_assert_int_eq(zlink_connect(t.dealer, endpoint), 0);
+    round_trip(&t);
+    uint8_t want[64];
+    memcpy(want, "\x05\x01\x00", 3);
+    static const uint8_t v6_loopback[17] = {4, [16] = 1};
+    size_t len = 3 + expected_request(want + 3, v6_loopback, sizeof v6_loopback,
+                                      t.router_port);
+    expect_seen(&p, want, len);
+
+    /* An IPv4 source cannot reach an IPv6 proxy, though the peer is IPv4. */
+    void *other = zlink_socket(t.ctx, ZLINK_DEALER);
+    zl_test_set_int(other, ZLINK_LINGER, 0);
+    zl_test_set_int(other, ZLINK_IPV6, 1);
+    ck_assert_int_eq(
+        zlink_setsockopt(other, ZLINK_SOCKS_PROXY, "[::1]:1080", 10), 0);
+    ck_assert_int_eq(zlink_connect(other, "tcp://127.0.0.1;127.0.0.1:5555"),
+                     -1);
+    ck_assert_int_eq(zlink_errno(), EINVAL);
+    zlink_close(other);
+    peers_close(&t);
+    proxy_stop(&p);
+}
+END_TEST
+
 /* (3) RFC 1929: username/password offered, asked for, and accepted; the
  * proxy named, not given as an address. */
 START_TEST(username_password)
@@ -816,6 +853,7 @@ static Suite *suite(void)
     tcase_add_test(tc, options);
     tcase_add_test(tc, name_goes_to_proxy);
     tcase_add_test(tc, ipv4_literal);
+    tcase_add_test(tc, source_meets_the_proxy);
     tcase_add_test(tc, ws_through_proxy);
     tcase_add_test(tc, username_password);
     tcase_add_loop_test(tc, hostile_proxy, 0,

@@ -1059,6 +1059,21 @@ static int route_through_proxy(const zl_socket *s, connect_target *t)
                                  &t->is_name);
 }
 
+/* A source of one family cannot reach an address of the other: say so
+ * now, where libzmq accepts it and never connects. The address is the
+ * one the connect goes to: through a proxy, the proxy's. A name is looked
+ * up later, and checked then (session.c). */
+static int check_source_family(const connect_target *t)
+{
+    zl_addr usable;
+    if (t->has_src && !t->is_name &&
+        zl_tcp_connect_source(&t->src, &t->addr, &usable) != 0) {
+        errno = EINVAL;
+        return -1;
+    }
+    return 0;
+}
+
 int zlink_connect(void *handle, const char *endpoint)
 {
     zl_socket *s = zl_socket_from_handle(handle);
@@ -1078,6 +1093,8 @@ int zlink_connect(void *handle, const char *endpoint)
     bool socks = s->options.socks_proxy && transport != ZL_TRANSPORT_IPC;
     if (rc == 0 && socks)
         rc = route_through_proxy(s, &target);
+    if (rc == 0)
+        rc = check_source_family(&target);
     if (rc != 0 || zl_stream_prepare(&s->options, transport, false) != 0)
         return -1;
     if (target.is_name && !zl_ctx_resolver(s->ctx)) {

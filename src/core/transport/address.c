@@ -315,17 +315,9 @@ int zl_tcp_resolve_connect(const char *rest, bool ipv6, zl_addr *dst,
         memcpy(source + n, ":0", 3);
     host_rules rules = {
         .wildcard = true, .nic = true, .dns = true, .any_literal = true};
-    if (resolve_hostport(source, rules, true, ipv6, src) != 0 ||
-        zl_tcp_connect_target(semi + 1, ipv6, dst, dst_is_name) != 0)
+    if (resolve_hostport(source, rules, true, ipv6, src) != 0)
         return -1;
-    /* A source of one family cannot reach an address of the other: say so
-     * now, where libzmq accepts it and never connects. */
-    zl_addr usable;
-    if (!*dst_is_name && zl_tcp_connect_source(src, dst, &usable) != 0) {
-        errno = EINVAL;
-        return -1;
-    }
-    return 0;
+    return zl_tcp_connect_target(semi + 1, ipv6, dst, dst_is_name);
 }
 
 static bool is_any_address(const zl_addr *a)

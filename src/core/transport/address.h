@@ -51,8 +51,8 @@ int zl_tcp_connect_target(const char *hostport, bool ipv6, zl_addr *out,
 /* A connect's "host:port" or "src;host:port" (libzmq's source-address
  * form: src is "host:port", "*:port", "interface:port", a bare host, or a
  * DNS name, resolved now). *has_src tells whether src was given; the
- * destination is as zl_tcp_connect_target's. EINVAL when src and an
- * address dst are of families that cannot meet. */
+ * destination is as zl_tcp_connect_target's. Whether src can reach the
+ * address a connect goes to is zl_tcp_connect_source's to say. */
 int zl_tcp_resolve_connect(const char *rest, bool ipv6, zl_addr *dst,
                            bool *dst_is_name, zl_addr *src, bool *has_src);
 
